@@ -1,0 +1,45 @@
+// Build configuration shared by every layer: which back end this translation
+// unit targets and the function-space annotations.
+//
+// A build is either a CUDA build (everything that uses the framework is
+// compiled by nvcc, data lives in device memory, parallel loops are kernels)
+// or a host build (plain C++ compiler, data in host memory, parallel loops on
+// std::thread). The CMake target `dynasoar::dynasoar` defines DYNASOAR_CUDA
+// accordingly; without CMake it follows the compiler.
+#pragma once
+
+#ifndef DYNASOAR_CUDA
+#if defined(__CUDACC__)
+#define DYNASOAR_CUDA 1
+#else
+#define DYNASOAR_CUDA 0
+#endif
+#endif
+
+#if DYNASOAR_CUDA && !defined(__CUDACC__)
+#error "This is a CUDA build of dynasoar (DYNASOAR_CUDA=1): compile this file with nvcc (set its LANGUAGE to CUDA in CMake)."
+#endif
+
+#if DYNASOAR_CUDA
+#define DYNASOAR_HD __host__ __device__
+#define DYNASOAR_DEVICE __device__
+#define DYNASOAR_FORCEINLINE __forceinline__
+#else
+#define DYNASOAR_HD
+#define DYNASOAR_DEVICE
+#define DYNASOAR_FORCEINLINE inline __attribute__((always_inline))
+#endif
+
+// True while compiling code that will run on the GPU (the device pass of nvcc).
+#if defined(__CUDA_ARCH__)
+#define DYNASOAR_DEVICE_CODE 1
+#else
+#define DYNASOAR_DEVICE_CODE 0
+#endif
+
+namespace dynasoar::platform {
+
+/// True in a CUDA build; usable in `if constexpr`.
+inline constexpr bool kCudaBuild = DYNASOAR_CUDA != 0;
+
+}  // namespace dynasoar::platform

@@ -1,0 +1,120 @@
+// Warp-level primitives with explicit lane masks. On the GPU they map to the
+// `*_sync` intrinsics; on the host a "warp" is a group of one lane, so code
+// written once against these functions runs in both places.
+//
+// Every primitive takes the mask of lanes that participate. Callers pass the
+// mask they know (`full_mask()` in warp-uniform code, or a mask obtained from
+// `ballot`); nothing here guesses convergence with __activemask(), because on
+// Volta and later GPUs (independent thread scheduling) the active lanes at a
+// point are not a promise that the others will arrive.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "platform/config.h"
+
+namespace dynasoar::platform::warp {
+
+using lane_mask = std::uint32_t;
+
+/// Threads in a warp: 32 on the GPU, 1 on the host.
+DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned size() {
+#if DYNASOAR_DEVICE_CODE
+  return 32u;
+#else
+  return 1u;
+#endif
+}
+
+/// Lane index of the calling thread within its warp.
+DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned lane_id() {
+#if DYNASOAR_DEVICE_CODE
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  return lane;
+#else
+  return 0u;
+#endif
+}
+
+/// Mask of all lanes of a warp.
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask full_mask() {
+#if DYNASOAR_DEVICE_CODE
+  return 0xFFFFFFFFu;
+#else
+  return 1u;
+#endif
+}
+
+/// Mask of the lanes below the calling lane.
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask lanes_below() {
+#if DYNASOAR_DEVICE_CODE
+  lane_mask m;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+  return m;
+#else
+  return 0u;
+#endif
+}
+
+/// Mask of the lanes in `mask` whose predicate is true.
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask ballot(lane_mask mask, bool predicate) {
+#if DYNASOAR_DEVICE_CODE
+  return __ballot_sync(mask, predicate);
+#else
+  (void)mask;
+  return predicate ? 1u : 0u;
+#endif
+}
+
+/// Value of `v` in lane `src` (which must be in `mask`).
+template <class T>
+DYNASOAR_HD DYNASOAR_FORCEINLINE T shfl(lane_mask mask, T v, unsigned src) {
+  static_assert(std::is_trivially_copyable_v<T>, "shfl needs a trivially copyable type");
+#if DYNASOAR_DEVICE_CODE
+  return __shfl_sync(mask, v, static_cast<int>(src));
+#else
+  (void)mask;
+  (void)src;
+  return v;
+#endif
+}
+
+/// Mask of the lanes in `mask` that hold the same `v` as the calling lane.
+template <class T>
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask match_any(lane_mask mask, T v) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "match_any takes 32- or 64-bit values");
+#if DYNASOAR_DEVICE_CODE
+  return __match_any_sync(mask, v);
+#else
+  (void)mask;
+  (void)v;
+  return 1u;
+#endif
+}
+
+/// Barrier for the lanes in `mask`.
+DYNASOAR_HD DYNASOAR_FORCEINLINE void sync(lane_mask mask) {
+#if DYNASOAR_DEVICE_CODE
+  __syncwarp(mask);
+#else
+  (void)mask;
+#endif
+}
+
+/// Inclusive prefix sum over all lanes of the warp; every lane must call it.
+template <class T>
+DYNASOAR_HD DYNASOAR_FORCEINLINE T inclusive_sum(T v) {
+#if DYNASOAR_DEVICE_CODE
+  const unsigned lane = lane_id();
+#pragma unroll
+  for (unsigned d = 1; d < 32; d <<= 1) {
+    const T other = __shfl_up_sync(0xFFFFFFFFu, v, d);
+    if (lane >= d) v += other;
+  }
+#endif
+  return v;
+}
+
+}  // namespace dynasoar::platform::warp
