@@ -1,0 +1,267 @@
+// Unit tests of the hierarchical bitmap: every operation against a plain
+// std::vector<bool> model, at sizes around container and level boundaries.
+// The same file is the host tier (host build) and the device tier (CUDA
+// build, operations run in kernels).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bitmap/hierarchical_bitmap.h"
+#include "support/rng.h"
+
+namespace dynasoar {
+namespace {
+
+using test::Rng;
+
+enum class OpKind : std::uint32_t { kTrySet, kSet, kTryClear, kClear, kGet, kFindSet, kFindAndClear };
+
+struct Op {
+  OpKind kind;
+  bit_index pos;
+  std::uint64_t seed;
+};
+
+// Applies a list of operations in order on one thread of the back end and
+// records each result.
+struct RunOps {
+  BitmapRef bitmap;
+  const Op* ops;
+  std::size_t n;
+  bit_index* results;
+
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (i != 0) return;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Op op = ops[k];
+      bit_index r = 0;
+      switch (op.kind) {
+        case OpKind::kTrySet: r = bitmap.try_set(op.pos); break;
+        case OpKind::kSet: bitmap.set(op.pos); break;
+        case OpKind::kTryClear: r = bitmap.try_clear(op.pos); break;
+        case OpKind::kClear: bitmap.clear(op.pos); break;
+        case OpKind::kGet: r = bitmap.get(op.pos); break;
+        case OpKind::kFindSet: r = bitmap.try_find_set(op.seed); break;
+        case OpKind::kFindAndClear: r = bitmap.try_find_and_clear(op.seed); break;
+      }
+      results[k] = r;
+    }
+  }
+};
+
+std::vector<bit_index> run_ops(HierarchicalBitmap& bm, const std::vector<Op>& ops) {
+  platform::Buffer<Op> d_ops(ops.size());
+  d_ops.copy_from_host(ops.data(), ops.size());
+  platform::Buffer<bit_index> d_results(ops.size());
+  platform::parallel_for(1, RunOps{bm.ref(), d_ops.data(), ops.size(), d_results.data()});
+  return d_results.to_vector();
+}
+
+// Sets bit p iff pattern(p); the host model uses the same predicate.
+struct Pattern {
+  enum Kind : std::uint32_t { kNone, kFirst, kLast, kEveryThird, kRandom } kind;
+  std::uint32_t permille;
+  bit_index capacity;
+
+  DYNASOAR_HD bool operator()(std::uint64_t p) const {
+    switch (kind) {
+      case kNone: return false;
+      case kFirst: return p == 0;
+      case kLast: return p + 1 == capacity;
+      case kEveryThird: return p % 3 == 1;
+      case kRandom: return platform::mix64(p * 7919 + permille) % 1000 < permille;
+    }
+    return false;
+  }
+};
+
+struct SetPattern {
+  BitmapRef bitmap;
+  Pattern pattern;
+  bit_index* failures;
+
+  DYNASOAR_HD void operator()(std::size_t p) const {
+    if (pattern(p) && !bitmap.try_set(static_cast<bit_index>(p)))
+      platform::atomic_fetch_add(failures, bit_index{1});
+  }
+};
+
+std::vector<bit_index> positions_where(std::uint64_t capacity, const Pattern& pattern) {
+  std::vector<bit_index> v;
+  for (std::uint64_t p = 0; p < capacity; ++p)
+    if (pattern(p)) v.push_back(static_cast<bit_index>(p));
+  return v;
+}
+
+// Every observable view of the bitmap agrees with the model of set positions.
+void expect_matches(const HierarchicalBitmap& bm, const std::vector<bit_index>& expected) {
+  EXPECT_EQ(bm.check_consistency(), "");
+  EXPECT_EQ(bm.count(), expected.size());
+  const std::vector<bit_index> got = bm.indices();
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(got == expected) << "indices() differs from the model";
+  std::vector<BitmapRef::word> words((bm.capacity() + 63) / 64, 0);
+  for (bit_index p : expected) words[p / 64] |= BitmapRef::word{1} << (p % 64);
+  EXPECT_TRUE(bm.copy_level(0) == words) << "level 0 containers differ from the model";
+}
+
+class BitmapSizeTest : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(BitmapSizeTest, StartsEmptyOrFull) {
+  const std::uint64_t n = GetParam();
+  HierarchicalBitmap empty(n);
+  EXPECT_EQ(empty.capacity(), n);
+  expect_matches(empty, {});
+  EXPECT_EQ(run_ops(empty, {{OpKind::kFindSet, 0, 1}, {OpKind::kFindAndClear, 0, 2}}),
+            (std::vector<bit_index>{kNoBit, kNoBit}));
+
+  HierarchicalBitmap full(n, HierarchicalBitmap::Init::kAllSet);
+  std::vector<bit_index> all(n);
+  std::iota(all.begin(), all.end(), bit_index{0});
+  expect_matches(full, all);
+
+  full.fill(HierarchicalBitmap::Init::kAllClear);
+  expect_matches(full, {});
+  full.fill(HierarchicalBitmap::Init::kAllSet);
+  expect_matches(full, all);
+}
+
+TEST_P(BitmapSizeTest, EnumeratesPatterns) {
+  const std::uint64_t n = GetParam();
+  const auto cap = static_cast<bit_index>(n);
+  for (const Pattern pattern : {Pattern{Pattern::kFirst, 0, cap}, Pattern{Pattern::kLast, 0, cap},
+                                Pattern{Pattern::kEveryThird, 0, cap}, Pattern{Pattern::kRandom, 1, cap},
+                                Pattern{Pattern::kRandom, 100, cap},
+                                Pattern{Pattern::kRandom, 999, cap}}) {
+    SCOPED_TRACE("pattern " + std::to_string(pattern.kind) + " permille " +
+                 std::to_string(pattern.permille));
+    HierarchicalBitmap bm(n);
+    platform::Buffer<bit_index> failures(1);
+    failures.zero();
+    // Concurrent try_set of distinct bits: containers and levels fill up in parallel.
+    platform::parallel_for(n, SetPattern{bm.ref(), pattern, failures.data()});
+    EXPECT_EQ(failures.to_vector()[0], 0u) << "try_set of a clear bit failed";
+    expect_matches(bm, positions_where(n, pattern));
+  }
+}
+
+// Random sequences of every operation, checked step by step against the
+// model. set/clear are only issued where the model makes them legal (they
+// would wait forever otherwise), find results are checked for validity and
+// then applied to the model.
+TEST_P(BitmapSizeTest, SequentialOperationsMatchModel) {
+  const std::uint64_t n = GetParam();
+  HierarchicalBitmap bm(n);
+  std::vector<bool> model(n, false);
+  std::uint64_t model_count = 0;
+  Rng rng(42, n);
+  // Positions are drawn from a small window half of the time so that the
+  // same containers are filled and emptied again (level updates both ways).
+  auto draw = [&]() -> bit_index {
+    const std::uint64_t window = std::min<std::uint64_t>(n, 130);
+    return static_cast<bit_index>(rng.below(2) ? rng.below(window) : rng.below(n));
+  };
+  for (int batch = 0; batch < 40; ++batch) {
+    std::vector<Op> ops;
+    std::vector<bool> planned = model;  // model after the non-find ops of this batch
+    for (int k = 0; k < 60; ++k) {
+      const bit_index p = draw();
+      switch (rng.below(5)) {
+        case 0: ops.push_back({OpKind::kTrySet, p, 0}); planned[p] = true; break;
+        case 1: ops.push_back({OpKind::kTryClear, p, 0}); planned[p] = false; break;
+        case 2: ops.push_back({planned[p] ? OpKind::kClear : OpKind::kSet, p, 0}); planned[p] = !planned[p]; break;
+        default: ops.push_back({OpKind::kGet, p, 0}); break;
+      }
+    }
+    for (int k = 0; k < 4; ++k) ops.push_back({OpKind::kFindSet, 0, rng.next()});
+    for (int k = 0; k < 3; ++k) ops.push_back({OpKind::kFindAndClear, 0, rng.next()});
+
+    const std::vector<bit_index> results = run_ops(bm, ops);
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const Op& op = ops[k];
+      const bit_index r = results[k];
+      SCOPED_TRACE("batch " + std::to_string(batch) + " op " + std::to_string(k));
+      switch (op.kind) {
+        case OpKind::kTrySet:
+          EXPECT_EQ(r, model[op.pos] ? 0u : 1u);
+          if (!model[op.pos]) ++model_count;
+          model[op.pos] = true;
+          break;
+        case OpKind::kTryClear:
+          EXPECT_EQ(r, model[op.pos] ? 1u : 0u);
+          if (model[op.pos]) --model_count;
+          model[op.pos] = false;
+          break;
+        case OpKind::kSet: ASSERT_FALSE(model[op.pos]); model[op.pos] = true; ++model_count; break;
+        case OpKind::kClear: ASSERT_TRUE(model[op.pos]); model[op.pos] = false; --model_count; break;
+        case OpKind::kGet: EXPECT_EQ(r, model[op.pos] ? 1u : 0u); break;
+        case OpKind::kFindSet:
+          // Alone on the bitmap, the search is exact: it fails only when empty.
+          if (model_count == 0) EXPECT_EQ(r, kNoBit);
+          else { ASSERT_LT(r, n); EXPECT_TRUE(model[r]); }
+          break;
+        case OpKind::kFindAndClear:
+          if (model_count == 0) { EXPECT_EQ(r, kNoBit); break; }
+          ASSERT_LT(r, n);
+          EXPECT_TRUE(model[r]);
+          model[r] = false;
+          --model_count;
+          break;
+      }
+    }
+    ASSERT_EQ(bm.check_consistency(), "");
+  }
+  std::vector<bit_index> expected;
+  for (std::uint64_t p = 0; p < n; ++p)
+    if (model[p]) expected.push_back(static_cast<bit_index>(p));
+  expect_matches(bm, expected);
+}
+
+// Bitmap rotation (Sec. 4.2): different seeds lead to different bits, and
+// every returned bit is set.
+TEST_P(BitmapSizeTest, FindSetSpreadsOverSeeds) {
+  const std::uint64_t n = GetParam();
+  HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+  std::vector<Op> ops;
+  for (std::uint64_t s = 0; s < 64; ++s) ops.push_back({OpKind::kFindSet, 0, s});
+  const std::vector<bit_index> r = run_ops(bm, ops);
+  std::set<bit_index> distinct(r.begin(), r.end());
+  for (bit_index p : r) EXPECT_LT(p, n);
+  if (n >= 64) EXPECT_GE(distinct.size(), 16u) << "64 seeds found only " << distinct.size() << " bits";
+  else EXPECT_GE(distinct.size(), std::min<std::uint64_t>(n, 8));
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, BitmapSizeTest,
+                         ::testing::Values(1u, 63u, 64u, 65u, 4096u, 262144u, (1u << 24) + 77u),
+                         [](const auto& p) { return "bits_" + std::to_string(p.param); });
+
+TEST(BitmapTest, LevelsFollowCapacity) {
+  EXPECT_EQ(HierarchicalBitmap(1).levels(), 1);
+  EXPECT_EQ(HierarchicalBitmap(64).levels(), 1);
+  EXPECT_EQ(HierarchicalBitmap(65).levels(), 2);
+  EXPECT_EQ(HierarchicalBitmap(4096).levels(), 2);
+  EXPECT_EQ(HierarchicalBitmap(4097).levels(), 3);
+  EXPECT_EQ(HierarchicalBitmap(262144).levels(), 3);
+  BitmapRef r;
+  BitmapRef::layout(kMaxBitmapCapacity, nullptr, &r);
+  EXPECT_EQ(r.levels(), kMaxBitmapLevels);
+}
+
+TEST(BitmapTest, RejectsCapacityOutOfRange) {
+  EXPECT_THROW(HierarchicalBitmap(0), std::invalid_argument);
+  EXPECT_THROW(HierarchicalBitmap(std::uint64_t{kMaxBitmapCapacity} + 1), std::invalid_argument);
+}
+
+TEST(BitmapTest, CopyLevelRejectsMissingLevel) {
+  HierarchicalBitmap bm(100);
+  EXPECT_THROW(bm.copy_level(2), std::out_of_range);
+  EXPECT_THROW(bm.copy_level(-1), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace dynasoar

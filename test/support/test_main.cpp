@@ -1,0 +1,37 @@
+// Test entry point for both tiers. In a CUDA build it names the GPU it runs
+// on, or marks every test skipped (never passed) when no GPU is present.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "platform/config.h"
+#include "platform/error.h"
+
+namespace {
+
+class DeviceEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+#if DYNASOAR_CUDA
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+      (void)cudaGetLastError();
+      GTEST_SKIP() << "no CUDA device: device-tier tests skipped";
+    }
+    cudaDeviceProp prop{};
+    DYNASOAR_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("[ device   ] %s, %d SMs, compute capability %d.%d\n", prop.name,
+                prop.multiProcessorCount, prop.major, prop.minor);
+#else
+    std::printf("[ host     ] host tier: operations run on std::thread workers\n");
+#endif
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new DeviceEnvironment);
+  return RUN_ALL_TESTS();
+}
