@@ -1,0 +1,110 @@
+// Shared helpers of the GPU benchmarks: CUDA-event timing with warm-up and
+// median, the run's metadata (date, device, command) and a small CSV writer
+// that echoes every row to stdout as it is measured.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "platform/error.h"
+
+namespace dynasoar::bench {
+
+struct Timing {
+  double median_ms = 0;
+  double min_ms = 0;
+  int reps = 0;
+};
+
+/// Times `launch` (which only queues work on `stream`) with CUDA events:
+/// `warmup` untimed runs, then `reps` timed runs; median and minimum.
+template <class Launch>
+Timing time_gpu(const Launch& launch, int warmup, int reps, cudaStream_t stream = nullptr) {
+  if (reps < 1) throw std::invalid_argument("time_gpu: reps must be at least 1");
+  for (int i = 0; i < warmup; ++i) launch();
+  DYNASOAR_CUDA_CHECK(cudaStreamSynchronize(stream));
+  cudaEvent_t start, stop;
+  DYNASOAR_CUDA_CHECK(cudaEventCreate(&start));
+  DYNASOAR_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> ms(reps);
+  for (int i = 0; i < reps; ++i) {
+    DYNASOAR_CUDA_CHECK(cudaEventRecord(start, stream));
+    launch();
+    DYNASOAR_CUDA_CHECK(cudaEventRecord(stop, stream));
+    DYNASOAR_CUDA_CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    DYNASOAR_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+    ms[i] = t;
+  }
+  DYNASOAR_CUDA_CHECK(cudaEventDestroy(start));
+  DYNASOAR_CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(ms.begin(), ms.end());
+  const double median = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
+  return {median, ms.front(), reps};
+}
+
+/// "2026-11-23T10:00:00Z"
+inline std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+/// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 13.0, runtime 13.0"
+inline std::string device_description() {
+  int dev = 0, driver = 0, runtime = 0;
+  DYNASOAR_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  DYNASOAR_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  DYNASOAR_CUDA_CHECK(cudaDriverGetVersion(&driver));
+  DYNASOAR_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+  auto ver = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs), driver " + ver(driver) + ", runtime " +
+         ver(runtime);
+}
+
+inline std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+/// Writes "# key: value" metadata lines, then a header and rows, to stdout
+/// and (if a path is given) to a file.
+class Csv {
+ public:
+  Csv(const std::string& path, const std::vector<std::string>& meta, const std::string& header) {
+    if (!path.empty()) {
+      file_.open(path);
+      if (!file_) throw std::runtime_error("cannot write " + path);
+    }
+    for (const auto& m : meta) line("# " + m);
+    line(header);
+  }
+  void line(const std::string& s) {
+    std::printf("%s\n", s.c_str());
+    std::fflush(stdout);
+    if (file_.is_open()) file_ << s << '\n' << std::flush;
+  }
+
+ private:
+  std::ofstream file_;
+};
+
+inline std::string fmt(double v, const char* spec = "%.4g") {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, spec, v);
+  return buf;
+}
+
+}  // namespace dynasoar::bench
