@@ -17,6 +17,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,16 @@ constexpr int kRounds = 400;
 constexpr std::size_t kWorkers = 16;  // OS threads, more than this machine's cores
 constexpr int kRounds = 100000;
 #endif
+
+// Rounds per worker; DYNASOAR_STRESS_ROUNDS overrides the default for slow
+// instrumented runs (ThreadSanitizer, compute-sanitizer).
+int stress_rounds() {
+  if (const char* env = std::getenv("DYNASOAR_STRESS_ROUNDS")) {
+    const int r = std::atoi(env);
+    if (r > 0) return r;
+  }
+  return kRounds;
+}
 
 // Initial state of bit p (the same function on host and device).
 DYNASOAR_HD bool initially_set(std::uint64_t p) { return platform::mix64(p ^ 0xB17u) & 1u; }
@@ -122,6 +134,11 @@ struct StressCase {
   bit_index split;
 };
 
+// Names the case in test listings (instead of a byte dump).
+[[maybe_unused]] void PrintTo(const StressCase& c, std::ostream* os) {
+  *os << c.capacity << " bits, split " << c.split;
+}
+
 class BitmapStressTest : public ::testing::TestWithParam<StressCase> {};
 
 TEST_P(BitmapStressTest, RandomLegalMixKeepsInvariants) {
@@ -139,7 +156,7 @@ TEST_P(BitmapStressTest, RandomLegalMixKeepsInvariants) {
   held.zero();
   errors.zero();
   platform::parallel_workers(kWorkers, StressWorker{bm.ref(), split, net.data(), held.data(),
-                                                    errors.data(), gate.data(), 0x5EED + n, kRounds});
+                                                    errors.data(), gate.data(), 0x5EED + n, stress_rounds()});
   platform::synchronize();
 
   const std::vector<std::uint32_t> err = errors.to_vector();
