@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds and runs the test suites; exits non-zero on any failure.
+#
+#   1. host tier: CPU-only build (plain C++ compiler, std::thread workers), all tests
+#   2. host tier under ThreadSanitizer: the concurrent bitmap tests
+#   3. CUDA build: every device target compiled for sm_${CUDA_ARCH:-90}; the device
+#      tier runs when a GPU is present, otherwise it is reported as SKIPPED.
+#
+# Environment: JOBS (parallel build jobs), CUDA_ARCH (default 90),
+#              DYNASOAR_SKIP_CUDA=1 to leave out step 3.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+CUDA_ARCH=${CUDA_ARCH:-90}
+summary=()
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "host tier: configure and build (build-host)"
+cmake -S . -B build-host -DDYNASOAR_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=Release
+cmake --build build-host -j "$JOBS"
+step "host tier: tests"
+ctest --test-dir build-host -L host -j "$JOBS" --output-on-failure
+summary+=("host tier: $(ctest --test-dir build-host -L host -N | tail -1)  PASSED")
+
+step "host tier under ThreadSanitizer (build-tsan)"
+cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \
+  -DDYNASOAR_BUILD_BENCH=OFF -DDYNASOAR_BUILD_EXAMPLES=OFF
+cmake --build build-tsan -j "$JOBS" --target bitmap_test bitmap_stress_test
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+  ctest --test-dir build-tsan -R '^(Sizes/)?Bitmap' -j "$JOBS" --output-on-failure
+summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^(Sizes/)?Bitmap' -N | tail -1)  PASSED")
+
+if [[ "${DYNASOAR_SKIP_CUDA:-0}" == 1 ]]; then
+  summary+=("CUDA build: SKIPPED (DYNASOAR_SKIP_CUDA=1)")
+elif ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  summary+=("CUDA build: SKIPPED (no nvcc found)")
+else
+  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  step "CUDA build for sm_${CUDA_ARCH} (build-cuda): compiles every device target"
+  cmake -S . -B build-cuda -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"
+  cmake --build build-cuda -j "$JOBS"
+  summary+=("CUDA build: all targets compiled")
+  if nvidia-smi -L >/dev/null 2>&1; then
+    step "device tier: tests"
+    ctest --test-dir build-cuda -L device --output-on-failure
+    summary+=("device tier: $(ctest --test-dir build-cuda -L device -N | tail -1)  PASSED")
+  else
+    summary+=("device tier: SKIPPED (no GPU on this machine; see scripts/gpu-check.sh)")
+  fi
+fi
+
+step "summary"
+printf '%s\n' "${summary[@]}"
