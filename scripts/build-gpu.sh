@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the device-tier binaries (tests, benchmark, demo) for one GPU architecture
+# and copies them to build-gpu/bin, ready to be run on a GPU machine with
+# scripts/gpu-check.sh build-gpu/bin OUT_DIR. The CUDA runtime is linked statically.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+cmake -S . -B build-gpu -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}"
+cmake --build build-gpu -j "${JOBS:-$(nproc)}"
+rm -rf build-gpu/bin && mkdir -p build-gpu/bin
+cp build-gpu/test/*_test build-gpu/bench/bitmap_bench build-gpu/example/bitmap_demo build-gpu/bin/
+du -sh build-gpu/bin

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs the device tier on a machine with a GPU, from binaries built elsewhere
+# (scripts/build-gpu.sh) or here, and writes logs and a summary to OUT_DIR.
+#
+#   scripts/gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]   (default: all)
+#
+#   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test;
+#             memcheck and synccheck on the stress
+#             with DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} rounds per thread
+#   bench     bitmap_bench, full sweep, CSV in OUT_DIR
+# Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
+set -uo pipefail
+BIN=${1:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
+OUT=${2:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
+WHAT=${3:-all}
+mkdir -p "$OUT"
+SUMMARY="$OUT/summary.txt"
+status=0
+PATH=/usr/local/cuda/bin:$PATH
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+  echo "host: $(uname -srm), $(nproc) cores"
+  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "command: scripts/gpu-check.sh $*"
+} | tee -a "$SUMMARY"
+
+# passed/total of a GoogleTest log
+gtest_counts() {
+  local log=$1 ran passed
+  ran=$(grep -Eo '^\[==========\] [0-9]+ tests? from [0-9]+ test (suites?|cases?) ran' "$log" | grep -Eo '^\[==========\] [0-9]+' | grep -Eo '[0-9]+$' || echo 0)
+  passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+  echo "${passed:-0}/${ran:-0}"
+}
+
+run_tests() {
+  local total_ran=0 total_passed=0
+  for t in "$BIN"/*_test; do
+    local name log rc counts
+    name=$(basename "$t"); log="$OUT/$name.log"
+    "$t" --gtest_output="xml:$OUT/$name.xml" >"$log" 2>&1; rc=$?
+    counts=$(gtest_counts "$log")
+    total_passed=$((total_passed + ${counts%/*})); total_ran=$((total_ran + ${counts#*/}))
+    note "test $name: exit $rc, passed $counts"
+    grep -E '^\[  (SKIPPED|FAILED) ' "$log" | tee -a "$SUMMARY"
+    ((rc == 0)) || status=1
+  done
+  note "device tier: $total_passed of $total_ran tests passed"
+  "$BIN/bitmap_demo" >"$OUT/bitmap_demo.log" 2>&1; rc=$?
+  note "bitmap_demo: exit $rc: $(tail -1 "$OUT/bitmap_demo.log")"
+  ((rc == 0)) || status=1
+}
+
+run_sanitize() {
+  local rc
+  for tool in memcheck racecheck synccheck; do
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$BIN/bitmap_test" \
+      >"$OUT/sanitize-$tool-bitmap_test.log" 2>&1; rc=$?
+    note "compute-sanitizer $tool bitmap_test: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-bitmap_test.log" | tail -1)"
+    ((rc == 0)) || status=1
+    [[ $tool == racecheck ]] && continue  # shared-memory hazards: the stress uses none
+    DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$BIN/bitmap_stress_test" >"$OUT/sanitize-$tool-bitmap_stress_test.log" 2>&1; rc=$?
+    note "compute-sanitizer $tool bitmap_stress_test (${SANITIZE_ROUNDS:-40} rounds): exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize-$tool-bitmap_stress_test.log" | tail -1)"
+    ((rc == 0)) || status=1
+  done
+}
+
+run_bench() {
+  local rc
+  "$BIN/bitmap_bench" --csv "$OUT/bitmap_bench.csv" >"$OUT/bitmap_bench.log" 2>&1; rc=$?
+  note "bitmap_bench: exit $rc, $(grep -vc '^#' "$OUT/bitmap_bench.csv" 2>/dev/null) csv lines"
+  ((rc == 0)) || status=1
+}
+
+case "$WHAT" in
+  tests) run_tests ;;
+  sanitize) run_sanitize ;;
+  bench) run_bench ;;
+  all) run_tests; run_sanitize; run_bench ;;
+  *) echo "unknown step: $WHAT" >&2; exit 2 ;;
+esac
+note "overall: $([[ $status == 0 ]] && echo PASS || echo FAIL)"
+exit $status
