@@ -89,17 +89,25 @@ class BitmapRef {
   DYNASOAR_HD void clear(bit_index pos) const { clear_from(0, pos); }
 
   /// Position of some set bit, or kNoBit (Alg. 4). The search descends the
-  /// hierarchy; in each container it takes the first set bit at or after a
-  /// start position derived from `seed` (bitmap rotation, Sec. 4.2), so
-  /// threads with different seeds spread over different bits. May return
-  /// kNoBit although bits are set while other threads modify the bitmap.
+  /// hierarchy and in each container takes the first set bit at or after a
+  /// start position, wrapping around (bitmap rotation, Sec. 4.2), so threads
+  /// with different seeds spread over different bits. The starts come from
+  /// one target position drawn uniformly from [0, capacity) by `seed`: at each
+  /// level the search starts at the target's ancestor bit. In a full bitmap
+  /// the result is the target itself, so picks are uniform over all bits;
+  /// independent per-level rotations would instead send most searches into
+  /// the first bit of a partly used top container (e.g. 62 of 64 for a
+  /// 2-bit top level). May return kNoBit although bits are set while other
+  /// threads modify the bitmap (Sec. 4.1.3); callers retry with a new seed.
   DYNASOAR_HD bit_index try_find_set(std::uint64_t seed) const {
-    const std::uint64_t rotation = platform::mix64(seed);
+    const std::uint64_t target = ((platform::mix64(seed) >> 32) * capacity()) >> 32;
     std::uint64_t index = 0;  // container index within the current level
     for (int l = levels_ - 1; l >= 0; --l) {
       const word w = platform::atomic_load(level_data(l) + index);
       if (w == 0) return kNoBit;
-      const unsigned start = static_cast<unsigned>(rotation >> (6 * l)) & 63u;
+      unsigned start = static_cast<unsigned>(target >> (6 * l)) & 63u;
+      const std::uint64_t valid = level_bits_[l] - index * kWordBits;  // > 0
+      if (valid < kWordBits) start %= static_cast<unsigned>(valid);  // the last, partial container
       index = index * kWordBits + static_cast<unsigned>(platform::find_set_rotated(w, start));
     }
     return static_cast<bit_index>(index);

@@ -240,6 +240,33 @@ INSTANTIATE_TEST_SUITE_P(Sizes, BitmapSizeTest,
                          ::testing::Values(1u, 63u, 64u, 65u, 4096u, 262144u, (1u << 24) + 77u),
                          [](const auto& p) { return "bits_" + std::to_string(p.param); });
 
+// The rotation must spread picks over the whole bitmap, also where the top
+// container is only partly used: 2^20 bits have a 4-bit top level, and a
+// start rotated over all 64 bit positions would send 61 of 64 searches into
+// the first quarter. On a full bitmap each eighth of the positions must get
+// its share of 4096 seeds, within a factor of 1.5.
+TEST(BitmapTest, FindSetIsUniformOnFullBitmap) {
+  for (const std::uint64_t n : {1u, 63u, 65u, 4096u, 262144u, 1u << 20, 1000000u, (1u << 24) + 77u}) {
+    SCOPED_TRACE("bits " + std::to_string(n));
+    HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+    constexpr std::uint64_t kSeeds = 4096;
+    std::vector<Op> ops;
+    for (std::uint64_t s = 0; s < kSeeds; ++s) ops.push_back({OpKind::kFindSet, 0, s * 7 + 1});
+    const std::vector<bit_index> r = run_ops(bm, ops);
+    const std::uint64_t regions = std::min<std::uint64_t>(8, n);
+    std::vector<std::uint64_t> hits(regions, 0);
+    for (bit_index p : r) {
+      ASSERT_LT(p, n);
+      ++hits[p * regions / n];
+    }
+    const std::uint64_t expected = kSeeds / regions;
+    for (std::uint64_t i = 0; i < regions; ++i) {
+      EXPECT_GE(hits[i], expected / 2) << "region " << i << " of " << regions << " is rarely picked";
+      EXPECT_LE(hits[i], expected * 3 / 2) << "region " << i << " of " << regions << " is picked too often";
+    }
+  }
+}
+
 TEST(BitmapTest, LevelsFollowCapacity) {
   EXPECT_EQ(HierarchicalBitmap(1).levels(), 1);
   EXPECT_EQ(HierarchicalBitmap(64).levels(), 1);
