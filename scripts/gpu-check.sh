@@ -24,31 +24,34 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
   echo "host: $(uname -srm), $(nproc) cores"
-  echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "commit: ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   echo "command: scripts/gpu-check.sh $*"
 } | tee -a "$SUMMARY"
 
-# passed/total of a GoogleTest log
+# "passed skipped failed ran" of a GoogleTest log (0 where a line is missing)
 gtest_counts() {
-  local log=$1 ran passed
-  ran=$(grep -Eo '^\[==========\] [0-9]+ tests? from [0-9]+ test (suites?|cases?) ran' "$log" | grep -Eo '^\[==========\] [0-9]+' | grep -Eo '[0-9]+$' || echo 0)
-  passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
-  echo "${passed:-0}/${ran:-0}"
+  local log=$1 n
+  for pattern in '\[  PASSED  \] [0-9]+' '\[  SKIPPED \] [0-9]+ tests?,' '\[  FAILED  \] [0-9]+ tests?,' '\[==========\] [0-9]+ tests? from'; do
+    n=$(grep -Eo "^$pattern" "$log" | tail -1 | grep -Eo '[0-9]+' | head -1)
+    echo -n "${n:-0} "
+  done
 }
 
 run_tests() {
-  local total_ran=0 total_passed=0
+  local total_ran=0 total_passed=0 total_skipped=0 total_failed=0 passed skipped failed ran
   for t in "$BIN"/*_test; do
     local name log rc counts
     name=$(basename "$t"); log="$OUT/$name.log"
-    "$t" --gtest_output="xml:$OUT/$name.xml" >"$log" 2>&1; rc=$?
-    counts=$(gtest_counts "$log")
-    total_passed=$((total_passed + ${counts%/*})); total_ran=$((total_ran + ${counts#*/}))
-    note "test $name: exit $rc, passed $counts"
-    grep -E '^\[  (SKIPPED|FAILED) ' "$log" | tee -a "$SUMMARY"
-    ((rc == 0)) || status=1
+    timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_output="xml:$OUT/$name.xml" >"$log" 2>&1; rc=$?
+    ((rc == 124)) && note "test $name: TIMED OUT after ${TEST_TIMEOUT:-240} s"
+    read -r passed skipped failed ran <<<"$(gtest_counts "$log")"
+    total_passed=$((total_passed + passed)); total_skipped=$((total_skipped + skipped))
+    total_failed=$((total_failed + failed)); total_ran=$((total_ran + ran))
+    note "test $name: exit $rc, $ran tests: $passed passed, $skipped skipped, $failed failed"
+    grep -E '^\[  (SKIPPED|FAILED)  *\] [A-Za-z]' "$log" | sort -u | tee -a "$SUMMARY"
+    ((rc == 0 && ran > 0)) || status=1
   done
-  note "device tier: $total_passed of $total_ran tests passed"
+  note "device tier: $total_ran tests: $total_passed passed, $total_skipped skipped, $total_failed failed"
   "$BIN/bitmap_demo" >"$OUT/bitmap_demo.log" 2>&1; rc=$?
   note "bitmap_demo: exit $rc: $(tail -1 "$OUT/bitmap_demo.log")"
   ((rc == 0)) || status=1
