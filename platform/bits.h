@@ -53,11 +53,20 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE int find_set_rotated(std::uint64_t x, unsigned 
   return static_cast<int>((static_cast<unsigned>(ctz(rotr(x, start))) + start) & 63u);
 }
 
-/// Index of the n-th (0-based) set bit: clear the n lowest set bits, then
-/// find the first (paper Sec. 4.3). `x` must have more than n set bits.
+/// Index of the n-th (0-based) set bit; `x` must have more than n set bits.
+/// Six halving steps: count the set bits of the lower half and move to the
+/// upper half if the bit is not among them (a branch-free "select").
 DYNASOAR_HD DYNASOAR_FORCEINLINE int nth_set_bit(std::uint64_t x, int n) {
-  for (int i = 0; i < n; ++i) x &= x - 1;
-  return ctz(x);
+  int pos = 0;
+  auto rank = static_cast<unsigned>(n);
+  for (unsigned width = 32; width > 0; width >>= 1) {
+    const auto below = static_cast<unsigned>(popc(x & low_bits(width)));
+    const bool upper = rank >= below;
+    rank -= upper ? below : 0u;
+    x >>= upper ? width : 0u;
+    pos += upper ? static_cast<int>(width) : 0;
+  }
+  return pos;
 }
 
 /// A fast 64-bit mixing function (SplitMix64 finaliser). Used to derive

@@ -34,6 +34,16 @@ TEST(Bits, HostReferenceValues) {
   EXPECT_EQ(find_set_rotated(std::uint64_t{1} << 63, 63), 63);
   EXPECT_EQ(nth_set_bit(0b101100, 0), 2);
   EXPECT_EQ(nth_set_bit(0b101100, 2), 5);
+  EXPECT_EQ(nth_set_bit(~std::uint64_t{0}, 63), 63);
+  // Against the obvious definition: clear the n lowest set bits, take the first.
+  for (std::uint64_t i = 0; i < 2000; ++i) {
+    std::uint64_t x = mix64(i);
+    if (i % 3 == 0) x &= mix64(i + 7);  // sparser words too
+    if (x == 0) continue;
+    std::uint64_t y = x;
+    for (int n = 0; n < popc(x); ++n, y &= y - 1)
+      ASSERT_EQ(nth_set_bit(x, n), ctz(y)) << "x=" << x << " n=" << n;
+  }
 }
 
 // Evaluates every bit function on the back end for many inputs.
