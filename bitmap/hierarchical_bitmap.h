@@ -80,34 +80,57 @@ class HierarchicalBitmap {
   /// for capacity() entries) in no particular order, and their number to
   /// *out_count (back-end memory). Asynchronous on `s`, with no host
   /// synchronisation between its steps, so a kernel queued after it on `s`
-  /// can read *out_count directly. Descends the hierarchy so that empty
-  /// regions cost nothing (Alg. 5). Call it while no other thread modifies
+  /// can read *out_count directly. Call it while no other thread modifies
   /// the bitmap; not reentrant (one call at a time per bitmap, it uses
   /// internal scratch memory).
+  ///
+  /// Uses the hierarchy to skip empty containers (Alg. 5), but not all of
+  /// it: it scans the lowest level that has at most flat_scan_limit()
+  /// containers in full, then descends one level per step, visiting only the
+  /// containers whose bit above is set. Each step is a kernel launch of a few
+  /// microseconds, while reading 2^20 containers costs about as much, so the
+  /// small upper levels are not worth a step of their own: with the default
+  /// limit a bitmap of up to 2^26 bits is one launch and any larger one two.
+  /// One memset precedes them; each step zeroes the next step's counter.
   void enumerate(bit_index* out, bit_index* out_count, Stream s = {}) const {
-    counters_.zero(s);
+    int first = 0;
+    while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
+    bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
 #if DYNASOAR_CUDA
-    DYNASOAR_CUDA_CHECK(cudaMemsetAsync(out_count, 0, sizeof(bit_index), s.handle));
+    DYNASOAR_CUDA_CHECK(cudaMemsetAsync(first_count, 0, sizeof(bit_index), s.handle));
 #else
-    *out_count = 0;
+    *first_count = 0;
 #endif
-    const int top = ref_.levels() - 1;
     const bit_index* selected = nullptr;
     const bit_index* selected_count = nullptr;
-    for (int l = top; l >= 0; --l) {
+    for (int l = first; l >= 0; --l) {
       const bool last = l == 0;
-      bit_index* dst = last ? out : scratch_.data() + ((top - l) % 2) * (scratch_.size() / 2);
+      bit_index* dst = last ? out : scratch_.data() + ((first - l) % 2) * (scratch_.size() / 2);
       bit_index* dst_count = last ? out_count : counters_.data() + l;
+      bit_index* next_count = l == 0 ? nullptr : l == 1 ? out_count : counters_.data() + (l - 1);
       const detail::EnumerateLevel step{ref_.level_data(l),
                                         selected,
                                         selected_count,
                                         selected == nullptr ? ref_.level_words(l) : 0,
                                         dst,
-                                        dst_count};
+                                        dst_count,
+                                        next_count};
       platform::parallel_workers(workers_for(ref_.level_words(l)), step, s);
       selected = dst;
       selected_count = dst_count;
     }
+  }
+
+  /// Default of flat_scan_limit(): 2^20 containers (8 MiB).
+  static constexpr std::size_t kDefaultFlatScanLimit = std::size_t{1} << 20;
+
+  /// Containers enumerate() reads in full at its first level (see there).
+  std::size_t flat_scan_limit() const { return flat_scan_limit_; }
+  /// Tuning knob; 1 makes enumerate() descend from the top level through
+  /// every level, as in the paper (tests use it to cover every step).
+  void set_flat_scan_limit(std::size_t containers) {
+    if (containers == 0) throw std::invalid_argument("HierarchicalBitmap: flat scan limit must be positive");
+    flat_scan_limit_ = containers;
   }
 
   /// Positions of all set bits in ascending order. Waits for `s`.
@@ -177,6 +200,7 @@ class HierarchicalBitmap {
   mutable platform::Buffer<bit_index> scratch_;
   mutable platform::Buffer<bit_index> counters_;
   mutable platform::Buffer<unsigned long long> total_;
+  std::size_t flat_scan_limit_ = kDefaultFlatScanLimit;
 };
 
 }  // namespace dynasoar

@@ -52,12 +52,21 @@ struct CountBits {
 /// count them in *out_count. The containers are either the first `all`
 /// containers of the level (`selected == nullptr`) or the list `selected`
 /// with *selected_count entries, which the step of the level above wrote.
+/// Worker 0 also zeroes *next_count (if given), the counter of the step that
+/// runs after this one, which saves a memset launch.
 ///
-/// Work is split by warps, each taking one container per lane: a warp-wide
+/// Work is split by warps, each taking one container per lane. A warp-wide
 /// prefix sum of the lanes' bit counts gives each container its output
-/// offset after a single atomic add per warp. The warp then writes the
-/// containers one after another, each lane writing the bits at its own
-/// positions, so consecutive lanes write consecutive entries (coalesced).
+/// offset after a single atomic add per warp. The warp then writes its
+/// entries with coalesced stores (consecutive lanes, consecutive entries) in
+/// one of two ways, chosen per batch of containers:
+/// - dense batches (on average at least half of each container set): the
+///   warp walks the containers one by one, lane b writing bit b and b + 32;
+/// - sparse batches: the warp walks its output entries 32 at a time; lane j
+///   finds the container that holds entry j by a binary search over the
+///   lanes' prefix sums (5 shuffles) and the bit by a rank-select in the
+///   container. This costs per entry written, not per container, so a 10 %
+///   full bitmap no longer spends 32 shuffle rounds on 6 entries each.
 /// Output order across warps is not defined.
 ///
 /// Every lane of a warp must call this (warp-uniform loop).
@@ -68,11 +77,13 @@ struct EnumerateLevel {
   bit_index all;
   bit_index* out;
   bit_index* out_count;
+  bit_index* next_count;
 
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     namespace warp = platform::warp;
     const unsigned lanes = warp::size(), lane = warp::lane_id();
     const warp::lane_mask everyone = warp::full_mask();
+    if (worker == 0 && next_count != nullptr) *next_count = 0;
     const std::size_t n = selected != nullptr ? platform::atomic_load(selected_count) : all;
     const std::size_t warp_stride = workers / lanes * lanes;
 
@@ -90,19 +101,40 @@ struct EnumerateLevel {
       if (warp_total == 0) continue;
       bit_index warp_start = 0;
       if (lane == lanes - 1) warp_start = platform::atomic_fetch_add(out_count, warp_total);
-      const bit_index my_start = warp::shfl(everyone, warp_start, lanes - 1) + inclusive - bits;
+      warp_start = warp::shfl(everyone, warp_start, lanes - 1);
 
-      for (warp::lane_mask pending = warp::ballot(everyone, w != 0); pending != 0;
-           pending &= pending - 1) {
-        const unsigned src = static_cast<unsigned>(platform::ctz(pending));
-        const BitmapRef::word cw = warp::shfl(everyone, w, src);
-        const bit_index start = warp::shfl(everyone, my_start, src);
-        const std::uint64_t first = static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) *
-                                    BitmapRef::kWordBits;
-        for (unsigned b = lane; b < BitmapRef::kWordBits; b += lanes) {
-          if ((cw >> b) & 1u)
-            out[start + platform::popc(cw & platform::low_bits(b))] =
-                static_cast<bit_index>(first + b);
+      if (warp_total >= lanes * (BitmapRef::kWordBits / 2)) {
+        // Dense: container by container, each lane writing the bits at its positions.
+        const bit_index my_start = warp_start + inclusive - bits;
+        for (warp::lane_mask pending = warp::ballot(everyone, w != 0); pending != 0;
+             pending &= pending - 1) {
+          const unsigned src = static_cast<unsigned>(platform::ctz(pending));
+          const BitmapRef::word cw = warp::shfl(everyone, w, src);
+          const bit_index start = warp::shfl(everyone, my_start, src);
+          const std::uint64_t first =
+              static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * BitmapRef::kWordBits;
+          for (unsigned b = lane; b < BitmapRef::kWordBits; b += lanes) {
+            if ((cw >> b) & 1u)
+              out[start + platform::popc(cw & platform::low_bits(b))] =
+                  static_cast<bit_index>(first + b);
+          }
+        }
+      } else {
+        // Sparse: entry by entry. Source lane of entry j = number of lanes whose
+        // inclusive prefix sum is <= j (prefix sums are non-decreasing).
+        const bit_index exclusive = inclusive - bits;
+        for (bit_index j0 = 0; j0 < warp_total; j0 += lanes) {
+          const bit_index j = j0 + lane;
+          unsigned src = 0;
+          for (unsigned step = lanes / 2; step > 0; step /= 2)
+            if (warp::shfl(everyone, inclusive, src + step - 1) <= j) src += step;
+          const BitmapRef::word sw = warp::shfl(everyone, w, src);
+          const bit_index rank = j - warp::shfl(everyone, exclusive, src);
+          const bit_index sc = warp::shfl(everyone, container, src);
+          if (j < warp_total)
+            out[warp_start + j] = static_cast<bit_index>(
+                static_cast<std::uint64_t>(sc) * BitmapRef::kWordBits +
+                static_cast<unsigned>(platform::nth_set_bit(sw, static_cast<int>(rank))));
         }
       }
     }

@@ -99,12 +99,21 @@ std::vector<bit_index> positions_where(std::uint64_t capacity, const Pattern& pa
 }
 
 // Every observable view of the bitmap agrees with the model of set positions.
-void expect_matches(const HierarchicalBitmap& bm, const std::vector<bit_index>& expected) {
+// indices() is checked with the default flat-scan limit and with the full
+// descent from a middle level (4096) and from the top level (1), so every
+// enumeration step is covered.
+void expect_matches(HierarchicalBitmap& bm, const std::vector<bit_index>& expected) {
   EXPECT_EQ(bm.check_consistency(), "");
   EXPECT_EQ(bm.count(), expected.size());
-  const std::vector<bit_index> got = bm.indices();
-  ASSERT_EQ(got.size(), expected.size());
-  EXPECT_TRUE(got == expected) << "indices() differs from the model";
+  for (const std::size_t limit :
+       {HierarchicalBitmap::kDefaultFlatScanLimit, std::size_t{4096}, std::size_t{1}}) {
+    SCOPED_TRACE("flat scan limit " + std::to_string(limit));
+    bm.set_flat_scan_limit(limit);
+    const std::vector<bit_index> got = bm.indices();
+    ASSERT_EQ(got.size(), expected.size());
+    EXPECT_TRUE(got == expected) << "indices() differs from the model";
+  }
+  bm.set_flat_scan_limit(HierarchicalBitmap::kDefaultFlatScanLimit);
   std::vector<BitmapRef::word> words((bm.capacity() + 63) / 64, 0);
   for (bit_index p : expected) words[p / 64] |= BitmapRef::word{1} << (p % 64);
   EXPECT_TRUE(bm.copy_level(0) == words) << "level 0 containers differ from the model";
@@ -282,6 +291,8 @@ TEST(BitmapTest, LevelsFollowCapacity) {
 TEST(BitmapTest, RejectsCapacityOutOfRange) {
   EXPECT_THROW(HierarchicalBitmap(0), std::invalid_argument);
   EXPECT_THROW(HierarchicalBitmap(std::uint64_t{kMaxBitmapCapacity} + 1), std::invalid_argument);
+  HierarchicalBitmap bm(100);
+  EXPECT_THROW(bm.set_flat_scan_limit(0), std::invalid_argument);
 }
 
 TEST(BitmapTest, CopyLevelRejectsMissingLevel) {
