@@ -13,9 +13,11 @@
 //    threads under contention (range of 2^8 .. 2^24 positions), hierarchical
 //    bitmap against the same pattern on a flat array of words (plain
 //    atomicOr / atomicAnd, no upper levels to maintain).
-// 3. take_return: the allocator's pattern: 2^16 threads repeatedly take a set
-//    bit (try_find_and_clear) and give it back (set), at several densities,
-//    against a flat bitmap searched word by word from a random start.
+// 3. take_return: the allocator's pattern: threads repeatedly take a set bit
+//    (one try_find_and_clear) and give it back (set), at densities from 100 %
+//    to 0.001 %, against a flat bitmap searched word by word from a random
+//    start until a full pass finds nothing. Throughput counts successful
+//    takes; the success rate of the searches is reported beside it.
 //
 // Usage: bitmap_bench [--quick] [--max-log2 N] [--csv FILE]
 #include <cub/device/device_select.cuh>
@@ -118,7 +120,7 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
         csv.line(std::string("indices,") + std::to_string(bits) + "," + fmt(fill) + "," +
                  std::to_string(set_bits) + "," + impl + "," + fmt(t.median_ms, "%.5f") + "," +
                  fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) + "," +
-                 fmt(bits / (t.median_ms * 1e3), "%.3f") + "," + fmt(cub.median_ms / t.median_ms, "%.3f"));
+                 fmt(bits / (t.median_ms * 1e3), "%.3f") + "," + fmt(cub.median_ms / t.median_ms, "%.3f") + ",");
       };
       row("hierarchical", hier);
       row("flat", flat);
@@ -170,7 +172,7 @@ void bench_toggle(bench::Csv& csv, bool quick) {
       csv.line(std::string("toggle,") + std::to_string(range) + ",," + std::to_string(kThreads) +
                "," + impl + "," + fmt(t.median_ms, "%.5f") + "," + fmt(t.min_ms, "%.5f") + "," +
                std::to_string(t.reps) + "," + fmt(attempts / (t.median_ms * 1e3), "%.3f") + "," +
-               fmt(flat.median_ms / t.median_ms, "%.3f"));
+               fmt(flat.median_ms / t.median_ms, "%.3f") + ",");
     };
     row("hierarchical", hier);
     row("flat", flat);
@@ -221,22 +223,34 @@ struct TakeReturn {
   }
 };
 
+struct TakeReturnCase {
+  int log2_bits;
+  int log2_threads;
+  double fill;
+};
+
 void bench_take_return(bench::Csv& csv, bool quick) {
-  constexpr std::uint64_t kBits = std::uint64_t{1} << 20;
-  constexpr std::size_t kThreads = std::size_t{1} << 16;
+  // Dense and sparse bitmaps, with fewer threads than set bits and (last
+  // rows) more threads than set bits, where many searches must fail.
+  const TakeReturnCase cases[] = {{20, 16, 1.0},   {20, 16, 0.1},     {24, 12, 0.01},
+                                  {24, 12, 0.001}, {24, 12, 0.0001},  {24, 10, 0.00001},
+                                  {20, 16, 0.01}};
   const int rounds = quick ? 4 : 16;
   const int reps = quick ? 3 : 9;
   platform::Buffer<unsigned long long> taken(1);
-  for (double fill : {1.0, 0.1, 0.01, 0.001}) {
-    HierarchicalBitmap bitmap(kBits);
-    if (fill >= 1.0)
+  for (const TakeReturnCase& c : cases) {
+    const std::uint64_t bits = std::uint64_t{1} << c.log2_bits;
+    const std::size_t threads = std::size_t{1} << c.log2_threads;
+    HierarchicalBitmap bitmap(bits);
+    if (c.fill >= 1.0)
       bitmap.fill(HierarchicalBitmap::Init::kAllSet);
     else
-      platform::parallel_for(kBits, SetRandom{bitmap.ref(), threshold_for(fill), 0xF111u});
+      platform::parallel_for(bits, SetRandom{bitmap.ref(), threshold_for(c.fill), 0xF111u});
     const std::uint64_t set_bits = bitmap.count();
+    // Returns the timing and the fraction of searches that found a bit.
     auto run = [&](auto functor) {
       taken.zero();
-      const auto t = bench::time_gpu([&] { platform::parallel_for(kThreads, functor); }, 1, reps);
+      const auto t = bench::time_gpu([&] { platform::parallel_for(threads, functor); }, 1, reps);
       unsigned long long n = 0;
       taken.copy_to_host(&n, 1);
       if (bitmap.count() != set_bits) {
@@ -245,7 +259,7 @@ void bench_take_return(bench::Csv& csv, bool quick) {
                      static_cast<unsigned long long>(set_bits));
         std::exit(1);
       }
-      return std::make_pair(t, static_cast<double>(n) / (1 + reps) / (double(kThreads) * rounds));
+      return std::make_pair(t, static_cast<double>(n) / (1 + reps) / (double(threads) * rounds));
     };
     const auto [hier, hier_success] = run(TakeReturn<true>{bitmap.ref(), rounds, taken.data()});
     const std::string consistency = bitmap.check_consistency();
@@ -254,13 +268,16 @@ void bench_take_return(bench::Csv& csv, bool quick) {
       std::exit(1);
     }
     const auto [flat, flat_success] = run(TakeReturn<false>{bitmap.ref(), rounds, taken.data()});
-    const double attempts = static_cast<double>(kThreads) * rounds;
+    // Throughput counts successful takes: a search that gives up early is cheap but useless.
+    const double attempts = static_cast<double>(threads) * rounds;
+    const double flat_rate = attempts * flat_success / flat.median_ms;
     auto row = [&](const char* impl, const bench::Timing& t, double success) {
-      csv.line(std::string("take_return,") + std::to_string(kBits) + "," + fmt(fill) + "," +
+      const double rate = attempts * success / t.median_ms;
+      csv.line(std::string("take_return,") + std::to_string(bits) + "," + fmt(c.fill) + "," +
                std::to_string(set_bits) + "," + impl + "," + fmt(t.median_ms, "%.5f") + "," +
-               fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) + "," +
-               fmt(attempts / (t.median_ms * 1e3), "%.3f") + "," +
-               fmt(flat.median_ms / t.median_ms, "%.3f") + ",success=" + fmt(success, "%.3f"));
+               fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) + "," + fmt(rate / 1e3, "%.3f") +
+               "," + fmt(rate / flat_rate, "%.3f") + ",threads=" + std::to_string(threads) +
+               " success=" + fmt(success, "%.4f"));
     };
     row("hierarchical", hier, hier_success);
     row("flat", flat, flat_success);
@@ -299,10 +316,10 @@ int main(int argc, char** argv) {
                     "device: " + bench::device_description(),
                     "command: " + bench::command_line(argc, argv),
                     "timing: CUDA events, warm-up runs untimed, median of reps",
-                    "columns: Mitems_per_s = millions of bits (indices) or of attempts (toggle, take_return) "
-                    "per second; ratio = baseline median / this median (cub for indices, flat "
-                    "otherwise; >1 means faster than the baseline)"},
-                   "bench,bits,fill,set_bits_or_threads,impl,median_ms,min_ms,reps,Mitems_per_s,ratio");
+                    "columns: Mitems_per_s = millions per second of bits (indices), of attempts (toggle) or "
+                    "of successful takes (take_return); ratio = this throughput / the baseline's "
+                    "(cub for indices, flat otherwise; > 1 means faster than the baseline)"},
+                   "bench,bits,fill,set_bits_or_threads,impl,median_ms,min_ms,reps,Mitems_per_s,ratio,notes");
     bench_indices(csv, max_log2, quick);
     bench_toggle(csv, quick);
     bench_take_return(csv, quick);
