@@ -88,7 +88,8 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
 
       const auto hier = bench::time_gpu([&] { bitmap.enumerate(out.data(), count.data()); }, 3, reps);
       const detail::EnumerateLevel flat_step{ref.level_data(0), nullptr, nullptr,
-                                             ref.level_words(0), out.data(), count.data() + 1};
+                                             ref.level_words(0), out.data(), count.data() + 1,
+                                             nullptr};
       const std::size_t flat_workers =
           std::min<std::size_t>((ref.level_words(0) + 31) / 32 * 32, platform::concurrent_threads());
       const auto flat = bench::time_gpu(
