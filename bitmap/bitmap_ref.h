@@ -124,6 +124,35 @@ class BitmapRef {
     }
   }
 
+  /// Calls f(pos) for every set bit, in ascending order, from one thread,
+  /// descending the hierarchy so that empty regions are skipped. Bits that
+  /// change meanwhile may or may not be visited.
+  template <class F>
+  DYNASOAR_HD void for_each_set(F&& f) const {
+    word pending[kMaxBitmapLevels];
+    std::uint64_t base[kMaxBitmapLevels];  // index of the container `pending` came from
+    const int top = levels_ - 1;
+    int l = top;
+    pending[top] = platform::atomic_load(level_data(top));
+    base[top] = 0;
+    for (;;) {
+      if (pending[l] == 0) {
+        if (l == top) return;
+        ++l;
+        continue;
+      }
+      const std::uint64_t pos = base[l] * kWordBits + static_cast<unsigned>(platform::ctz(pending[l]));
+      pending[l] &= pending[l] - 1;
+      if (l == 0) {
+        f(static_cast<bit_index>(pos));
+      } else {
+        --l;
+        base[l] = pos;
+        pending[l] = platform::atomic_load(level_data(l) + pos);
+      }
+    }
+  }
+
   // --- construction (used by HierarchicalBitmap) ---
 
   /// Lays out the levels for `capacity` bits; returns the total number of

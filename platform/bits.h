@@ -41,6 +41,11 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t rotr(std::uint64_t x, unsigned s)
   return (x >> s) | (x << ((64u - s) & 63u));
 }
 
+/// Rotates left by s (mod 64); the inverse of rotr.
+DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t rotl(std::uint64_t x, unsigned s) {
+  return rotr(x, (64u - (s & 63u)) & 63u);
+}
+
 /// Mask with the low `n` bits set, for 0 <= n <= 64.
 DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t low_bits(unsigned n) {
   return n >= 64 ? ~std::uint64_t{0} : ((std::uint64_t{1} << n) - 1);

@@ -6,9 +6,11 @@
 // mask they know (`full_mask()` in warp-uniform code, or a mask obtained from
 // `ballot`); nothing here guesses convergence with __activemask(), because on
 // Volta and later GPUs (independent thread scheduling) the active lanes at a
-// point are not a promise that the others will arrive.
+// point are not a promise that the others will arrive. present_lanes() is the
+// one exception, with a narrow contract (see there).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <type_traits>
 
@@ -55,6 +57,37 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask lanes_below() {
   return m;
 #else
   return 0u;
+#endif
+}
+
+/// Lanes executing this call together with the calling lane, right now (the
+/// set cooperative_groups::coalesced_threads() names). This is no promise
+/// that other lanes will not arrive later; it is only safe to use as the mask
+/// of a group whose members then run the same straight-line sequence of
+/// primitives with exactly this mask, as allocation coalescing does. Lanes
+/// that arrive later form a group of their own. On the host: one lane.
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask present_lanes() {
+#if DYNASOAR_DEVICE_CODE
+  return __activemask();
+#else
+  return 1u;
+#endif
+}
+
+/// A value that differs between the warps running at one time: the global
+/// warp index on the GPU, a per-thread number on the host. Seeds the bitmap
+/// rotation of allocation (DynaSOAr Sec. 4.2).
+DYNASOAR_HD inline std::uint64_t warp_seed() {
+#if DYNASOAR_DEVICE_CODE
+  const std::uint64_t block =
+      (static_cast<std::uint64_t>(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  const unsigned block_threads = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned tid = (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  return (block * block_threads + tid) / 32;
+#else
+  static std::atomic<std::uint64_t> next{0};
+  thread_local const std::uint64_t id = next.fetch_add(1, std::memory_order_relaxed);
+  return id;
 #endif
 }
 
