@@ -1,0 +1,241 @@
+// The lock-free core of the SOA heap (DynaSOAr paper Sec. 3.4-3.6, 4.2,
+// App. A.1-A.4): slot reservation and freeing in blocks, block
+// initialisation, block invalidation with rollback, and allocation with
+// warp-level request coalescing and bitmap rotation.
+//
+// HeapState lives in back-end memory and is shared by every thread; it is
+// not templated on the user's classes (types are run-time ids here), so
+// this code is compiled once per program, not once per class.
+//
+// Every block has the same size and structure (header below, then the data
+// segment), so the header fields of a block are valid whatever type the
+// block has now; that is what makes optimistic reservation followed by a
+// rollback safe (App. A.2).
+#pragma once
+
+#include <cstdint>
+
+#include "allocator/soa/layout.h"
+#include "allocator/soa/object_pointer.h"
+#include "bitmap/bitmap_ref.h"
+#include "platform/atomic.h"
+#include "platform/bits.h"
+#include "platform/config.h"
+#include "platform/warp.h"
+
+namespace dynasoar::soa {
+
+using word = std::uint64_t;
+inline constexpr word kAllSlots = ~word{0};
+
+/// The first bytes of every block.
+struct BlockHeader {
+  word allocation;  // bit i set: slot i in use (or beyond capacity, or invalidated)
+  word iteration;   // snapshot of `allocation` taken before each parallel_do
+  std::uint32_t type;
+};
+static_assert(sizeof(BlockHeader) <= kBlockHeaderBytes, "block header too large");
+
+/// Slots beyond the capacity are permanently set (App. A.1).
+DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr word padding_bits(unsigned capacity) {
+  return capacity >= kMaxSlots ? word{0} : ~((word{1} << capacity) - 1);
+}
+
+/// Tuning switches (the ablation of paper Fig. 12c switches the first two off).
+struct HeapOptions {
+  bool coalesce = true;   // warp-level request coalescing (Sec. 4.2)
+  bool rotate = true;     // rotate bitmap searches by warp and retry (Sec. 4.2)
+  int active_retries = 4; // searches for an active block before the slow path (Sec. 4.2)
+};
+
+/// Reasons for the error flag; the host handle turns them into messages.
+enum HeapError : unsigned { kHeapOk = 0, kHeapOutOfMemory = 1 };
+
+struct HeapState {
+  std::uint64_t blocks;  // address of block 0 (128-byte aligned)
+  std::uint64_t block_bytes;
+  bit_index num_blocks;
+  unsigned num_types;
+  HeapOptions options;
+  unsigned* error;  // HeapError flags, raised by any thread
+  BitmapRef free_blocks;
+  BitmapRef allocated[kMaxTypes];  // per type: blocks of exactly this type
+  BitmapRef active[kMaxTypes];     // per type: allocated blocks with a free slot
+  unsigned capacity[kMaxTypes];    // 0 for abstract types
+
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t block_address(bit_index b) const {
+    return blocks + static_cast<std::uint64_t>(b) * block_bytes;
+  }
+  DYNASOAR_HD DYNASOAR_FORCEINLINE BlockHeader* header(bit_index b) const {
+    return reinterpret_cast<BlockHeader*>(block_address(b));
+  }
+  DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index block_of(std::uint64_t pointer) const {
+    return static_cast<bit_index>((pointer_block(pointer) - blocks) / block_bytes);
+  }
+
+  // --- allocation (Alg. 1 and 6, with coalescing) ------------------------------------
+
+  /// Allocates one object of type `type` for the calling thread and returns
+  /// its pointer, or 0 when the heap is out of memory (the error flag is
+  /// raised then). Threads of a warp that call this together for the same
+  /// type are served by one leader (Sec. 4.2).
+  DYNASOAR_HD std::uint64_t allocate(unsigned type) const {
+    namespace warp = platform::warp;
+    const unsigned cap = capacity[type];
+    const unsigned lane = warp::lane_id();
+    const warp::lane_mask self = warp::lane_mask{1} << (lane % 32u);
+    const warp::lane_mask group = options.coalesce ? warp::match_any(warp::present_lanes(), type) : self;
+    const auto leader = static_cast<unsigned>(platform::ctz(group));
+    const auto rank = static_cast<unsigned>(platform::popc(group & warp::lanes_below()));
+    unsigned remaining = static_cast<unsigned>(platform::popc(group));
+    unsigned served = 0;
+    std::uint64_t seed = options.rotate ? platform::mix64(warp::warp_seed() * 32 + leader) : 0;
+    std::uint64_t result = 0;
+    while (remaining > 0) {  // the same number of rounds in every lane of the group
+      bit_index block = kNoBit;
+      word got = 0;
+      if (lane == leader) reserve_for_group(type, cap, remaining, seed, block, got);
+      block = warp::shfl(group, block, leader);
+      got = warp::shfl(group, got, leader);
+      if (block == kNoBit) {
+        if (lane == leader) platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapOutOfMemory));
+        break;
+      }
+      const auto n = static_cast<unsigned>(platform::popc(got));
+      if (rank >= served && rank < served + n)
+        result = make_pointer(block_address(block),
+                              static_cast<unsigned>(platform::nth_set_bit(got, static_cast<int>(rank - served))),
+                              cap, type);
+      served += n;
+      remaining -= n;
+      seed += 0x9E3779B97F4A7C15ull;
+    }
+    return result;
+  }
+
+  /// Frees the object at `pointer` (Alg. 2). Its fields must not be used
+  /// afterwards; the destructor has run.
+  DYNASOAR_HD void deallocate(std::uint64_t pointer) const {
+    release_slots(block_of(pointer), word{1} << pointer_slot(pointer), pointer_type(pointer));
+  }
+
+  // --- the steps ---------------------------------------------------------------------
+
+  /// Leader of a group: reserves between 1 and `wanted` slots in one block of
+  /// `type`; `block` is kNoBit when the heap is out of memory.
+  DYNASOAR_HD void reserve_for_group(unsigned type, unsigned cap, unsigned wanted, std::uint64_t& seed,
+                                     bit_index& block, word& got) const {
+    // Without rotation every thread searches from the same position (seed 0).
+    const bool rotate = options.rotate;
+    for (;; seed = rotate ? platform::mix64(seed + 1) : 0) {
+      block = kNoBit;
+      for (int r = 0; r < options.active_retries && block == kNoBit; ++r)
+        block = active[type].try_find_set(rotate ? seed + static_cast<std::uint64_t>(r) : 0);
+      if (block == kNoBit) {
+        block = initialize_block(type, cap, seed);
+        if (block == kNoBit) return;  // out of memory
+      }
+      bool filled = false;
+      got = reserve_slots(block, wanted, seed, filled);
+      if (got == 0) continue;  // full or invalidated meanwhile: search again (App. A.3)
+      // The type may have changed between selection and reservation; once a
+      // slot is ours it cannot change any more (invalidation fails). The
+      // reservation acquired the block's initialisation, so the type read
+      // here is the one that came with the free slots (App. A.2).
+      const auto actual = platform::atomic_load(&header(block)->type);
+      if (filled) active[actual].clear(block);
+      if (actual == type) return;
+      release_slots(block, got, actual);  // block replaced by another type: roll back
+      got = 0;
+    }
+  }
+
+  /// Atomically sets up to `wanted` free bits of the block's allocation
+  /// bitmap, starting at a rotated position; returns the bits this thread
+  /// set (0 if the block had none free) and whether it set the last one.
+  DYNASOAR_HD word reserve_slots(bit_index block, unsigned wanted, std::uint64_t seed, bool& filled) const {
+    word* bits = &header(block)->allocation;
+    const auto rotation = options.rotate ? static_cast<unsigned>((seed >> 17) & 63u) : 0u;
+    word current = platform::atomic_load(bits);
+    while (current != kAllSlots) {
+      word candidates = platform::rotr(~current, rotation);
+      if (static_cast<unsigned>(platform::popc(candidates)) > wanted)
+        candidates &= platform::low_bits(static_cast<unsigned>(platform::nth_set_bit(candidates, static_cast<int>(wanted))));
+      const word mask = platform::rotl(candidates, rotation);
+      const word before = platform::atomic_fetch_or(bits, mask, platform::acq_rel);
+      const word mine = mask & ~before;
+      if (mine != 0) {
+        filled = (before | mask) == kAllSlots;
+        return mine;
+      }
+      current = before | mask;
+    }
+    return 0;
+  }
+
+  /// Takes a free block and makes it an empty, active block of `type`
+  /// (Alg. 8); kNoBit when no block is free.
+  DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed) const {
+    bit_index block = kNoBit;
+    for (int empty_seen = 0; block == kNoBit; ++seed) {
+      block = free_blocks.try_find_and_clear(seed);
+      if (block != kNoBit) break;
+      // A failed search means no free block or a race with threads that
+      // change the bitmap. The top level is 0 only if no block is free, or
+      // for a moment while a freed block's bit travels up: look twice.
+      if (platform::atomic_load(free_blocks.level_data(free_blocks.levels() - 1)) == 0) {
+        if (++empty_seen > 2) return kNoBit;
+        platform::spin_pause();
+      }
+    }
+    BlockHeader* h = header(block);
+    // Acquire the block's last deletion (an RMW reads the newest value), so
+    // the previous objects' writes are done before ours begin.
+    platform::atomic_fetch_or(&h->allocation, kAllSlots, platform::acquire);
+    platform::atomic_store(&h->type, static_cast<std::uint32_t>(type));
+    // Threads that reserve a slot in this block must see the new type first
+    // (App. A.2): the release store publishes the type with the free slots
+    // (the paper's fence between the two writes).
+    platform::atomic_store(&h->allocation, padding_bits(cap), platform::release);
+    allocated[type].set(block);
+    active[type].set(block);
+    return block;
+  }
+
+  /// Clears `mask` (slots held by the caller) in the block of type `type`
+  /// and updates the block bitmaps (Alg. 2, 7).
+  DYNASOAR_HD void release_slots(bit_index block, word mask, unsigned type) const {
+    // Release: the object's last writes happen before its slot is reusable.
+    const word before = platform::atomic_fetch_and(&header(block)->allocation, ~mask, platform::acq_rel);
+    if (before == kAllSlots) active[type].set(block);  // was full: a slot is free now
+    if ((before & ~mask) == padding_bits(capacity[type])) try_delete_block(block, type);
+  }
+
+  /// The caller emptied the block: invalidate it and return it to the free
+  /// blocks, unless another thread reserved a slot meanwhile (Alg. 9, App. A.2).
+  DYNASOAR_HD void try_delete_block(bit_index block, unsigned type) const {
+    word* bits = &header(block)->allocation;
+    const word padding = padding_bits(capacity[type]);
+    for (;;) {
+      const word before = platform::atomic_fetch_or(bits, kAllSlots, platform::acq_rel);
+      if (before == padding) {  // we set every slot: the block is ours
+        active[type].clear(block);
+        allocated[type].clear(block);
+        free_blocks.set(block);
+        return;
+      }
+      const word invalidated = ~before;
+      if (invalidated == 0) return;  // others filled it again; the filler deactivated it
+      // Others hold slots: roll back. Our invalidation filled the block, which
+      // should have deactivated it; that step was deferred. If someone freed a
+      // slot in between, it saw a full block and now waits to activate it:
+      // do the deferred deactivation so that it can.
+      const word rolled = platform::atomic_fetch_and(bits, ~invalidated, platform::acq_rel);
+      if (rolled != kAllSlots) active[type].clear(block);
+      if ((rolled & ~invalidated) != padding) return;  // still in use
+      // everyone else left while we held the slots: try again
+    }
+  }
+};
+
+}  // namespace dynasoar::soa

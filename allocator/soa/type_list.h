@@ -1,0 +1,54 @@
+// Compile-time lists of types: the registered classes of an allocator and
+// the field types of a class.
+#pragma once
+
+#include <cstddef>
+#include <type_traits>
+
+namespace dynasoar::soa {
+
+template <class... Ts>
+struct TypeList {
+  static constexpr std::size_t size = sizeof...(Ts);
+};
+
+inline constexpr std::size_t kNotFound = static_cast<std::size_t>(-1);
+
+namespace detail {
+template <std::size_t I, class List>
+struct At;
+template <class T, class... Ts>
+struct At<0, TypeList<T, Ts...>> {
+  using type = T;
+};
+template <std::size_t I, class T, class... Ts>
+struct At<I, TypeList<T, Ts...>> : At<I - 1, TypeList<Ts...>> {};
+
+template <class A, class B>
+struct Concat;
+template <class... As, class... Bs>
+struct Concat<TypeList<As...>, TypeList<Bs...>> {
+  using type = TypeList<As..., Bs...>;
+};
+}  // namespace detail
+
+/// The I-th type of List.
+template <class List, std::size_t I>
+using At = typename detail::At<I, List>::type;
+
+/// A list followed by another.
+template <class A, class B>
+using Concat = typename detail::Concat<A, B>::type;
+
+/// Position of T in TypeList<Ts...>, or kNotFound.
+template <class T, class List>
+inline constexpr std::size_t kIndexOf = kNotFound;
+template <class T, class... Ts>
+inline constexpr std::size_t kIndexOf<T, TypeList<Ts...>> = [] {
+  constexpr bool same[] = {std::is_same_v<T, Ts>..., false};
+  for (std::size_t i = 0; i < sizeof...(Ts); ++i)
+    if (same[i]) return i;
+  return kNotFound;
+}();
+
+}  // namespace dynasoar::soa
