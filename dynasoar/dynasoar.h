@@ -2,6 +2,9 @@
 #pragma once
 
 #include "bitmap/bitmap_ref.h"
+#include "dynasoar/allocator_handle.h"
+#include "dynasoar/field.h"
+#include "dynasoar/soa_allocator.h"
 #include "bitmap/hierarchical_bitmap.h"
 #include "platform/atomic.h"
 #include "platform/bits.h"

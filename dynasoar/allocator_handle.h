@@ -1,0 +1,439 @@
+// AllocatorHandle: the host side of the DynaSOAr API. It owns the object heap
+// and its bitmaps (RAII) and runs the parallel operations of paper Sec. 2.1:
+// parallel_new, parallel_do, count and statistics.
+//
+//   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);   // 1 GiB heap
+//   heap.parallel_new<Body>(1000, 2.0f);     // Body(i, 2.0f) for i < 1000
+//   heap.parallel_do<Body, &Body::move>();   // every Body (and subclass) moves
+//   my_kernel<<<...>>>(heap.device());       // new/destroy/device_do inside
+//   heap.check_errors();                     // throws if a `new` ran out of memory
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "allocator/soa/heap.h"
+#include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/soa_allocator.h"
+#include "platform/executor.h"
+#include "platform/memory.h"
+
+namespace dynasoar {
+
+/// A `new` in device code found the heap full (it returned nullptr).
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Occupancy of the blocks of one class.
+struct TypeStatistics {
+  unsigned type_id = 0;
+  unsigned capacity = 0;       // slots per block
+  std::uint64_t blocks = 0;    // allocated blocks
+  std::uint64_t objects = 0;   // live objects
+  /// Unused slots among the allocated blocks (paper Sec. 6.3): 1 - objects / (blocks * capacity).
+  double fragmentation() const {
+    return blocks == 0 ? 0.0 : 1.0 - static_cast<double>(objects) / (static_cast<double>(blocks) * capacity);
+  }
+};
+
+namespace soa {
+
+/// Arguments of a parallel operation, stored by value in a trivially
+/// copyable functor (std::tuple is not trivially copyable).
+template <class... Args>
+struct ArgPack;
+template <>
+struct ArgPack<> {
+  template <class F>
+  DYNASOAR_HD void apply(F&& f) const {
+    f();
+  }
+};
+template <class A, class... Rest>
+struct ArgPack<A, Rest...> {
+  A head;
+  ArgPack<Rest...> tail;
+  template <class F>
+  DYNASOAR_HD void apply(F&& f) const {
+    tail.apply([&](const auto&... rest) { f(head, rest...); });
+  }
+};
+inline ArgPack<> pack_args() { return {}; }
+template <class A, class... Rest>
+ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest) {
+  return {std::forward<A>(a), pack_args(std::forward<Rest>(rest)...)};
+}
+
+template <class Alloc, class T, class Pack>
+struct NewObjects {
+  Alloc alloc;
+  Pack args;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    T* p = alloc.template allocate<T>();
+    if (p == nullptr) return;  // out of memory: the error flag is raised
+    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
+  }
+};
+
+/// Copies the allocation bitmaps of the listed blocks to their iteration
+/// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
+struct SnapshotBlocks {
+  HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  word padding;
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    for (std::size_t k = worker; k < n; k += workers) {
+      BlockHeader* h = state->header(blocks[k]);
+      h->iteration = platform::atomic_load(&h->allocation) & ~padding;
+    }
+  }
+};
+
+/// The do-all kernel (paper Sec. 3.7): thread t takes slot t % capacity of
+/// blocks t / capacity, t / capacity + stride, ... of the block list, so
+/// consecutive threads work on consecutive slots of one block.
+template <class T, auto Method, class Pack>
+struct DoAll {
+  HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  unsigned type;
+  unsigned capacity;
+  std::size_t threads;  // a multiple of capacity
+  Pack args;
+  DYNASOAR_HD void operator()(std::size_t t) const {
+    const unsigned slot = static_cast<unsigned>(t % capacity);
+    const std::size_t stride = threads / capacity;
+    const bit_index n = *count;
+    for (std::size_t k = t / capacity; k < n; k += stride) {
+      const bit_index block = blocks[k];
+      if (((state->header(block)->iteration >> slot) & 1u) == 0) continue;
+      T* obj = reinterpret_cast<T*>(make_pointer(state->block_address(block), slot, capacity, type));
+      args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+    }
+  }
+};
+
+/// Live objects of the listed blocks, added to *total.
+struct CountObjects {
+  HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  word padding;
+  unsigned long long* total;
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    unsigned long long mine = 0;
+    for (std::size_t k = worker; k < n; k += workers)
+      mine += static_cast<unsigned>(
+          platform::popc(platform::atomic_load(&state->header(blocks[k])->allocation) & ~padding));
+    if (mine != 0) platform::atomic_fetch_add(total, mine);
+  }
+};
+
+/// Copies every block header (consistency checks).
+struct GatherHeaders {
+  HeapState* state;
+  BlockHeader* out;
+  DYNASOAR_HD void operator()(std::size_t b) const { out[b] = *state->header(static_cast<bit_index>(b)); }
+};
+
+}  // namespace soa
+
+/// Owns the object heap of allocator type Alloc (a SoaAllocator<...>).
+template <class Alloc>
+class AllocatorHandle {
+ public:
+  using Registry = typename Alloc::Registry;
+  using Stream = platform::Stream;
+  static constexpr std::size_t kNumTypes = Registry::kNumTypes;
+  static_assert(Registry::check());
+
+  /// Bytes of every block (header and data segment) of this allocator type.
+  static constexpr std::uint64_t kBlockBytes = Registry::kBlockBytes;
+
+  /// Heap bytes that hold `objects` objects of T (whole blocks).
+  template <class T>
+  static constexpr std::uint64_t bytes_for(std::uint64_t objects) {
+    constexpr unsigned cap = Registry::template kCapacity<T>;
+    return (objects + cap - 1) / cap * kBlockBytes;
+  }
+
+  /// A heap of `heap_bytes` bytes of back-end memory (rounded down to whole
+  /// blocks), plus its bitmaps. Throws std::invalid_argument if it cannot
+  /// hold one block per concrete class or more blocks than a bitmap can
+  /// index, and dynasoar::CudaError if device memory runs out.
+  explicit AllocatorHandle(std::uint64_t heap_bytes, soa::HeapOptions options = {}, Stream s = {})
+      : stream_(s) {
+    const std::uint64_t blocks = heap_bytes / kBlockBytes;
+    std::uint64_t concrete = 0;
+    for (unsigned c : Registry::kCapacityById) concrete += c != 0;
+    if (blocks < concrete)
+      throw std::invalid_argument("AllocatorHandle: a heap of " + std::to_string(heap_bytes) +
+                                  " bytes has " + std::to_string(blocks) + " blocks of " +
+                                  std::to_string(kBlockBytes) + " bytes; it needs at least one per class (" +
+                                  std::to_string(concrete) + ")");
+    if (blocks > kMaxBitmapCapacity)
+      throw std::invalid_argument("AllocatorHandle: " + std::to_string(blocks) +
+                                  " blocks are more than the block bitmaps can index (" +
+                                  std::to_string(kMaxBitmapCapacity) + ")");
+    num_blocks_ = static_cast<bit_index>(blocks);
+    heap_ = platform::Buffer<std::uint64_t>(blocks * kBlockBytes / sizeof(std::uint64_t));
+    const auto base = reinterpret_cast<std::uint64_t>(heap_.data());
+    if (base % soa::kArrayAlignment != 0 || base + blocks * kBlockBytes > soa::kAddressLimit)
+      throw std::runtime_error("AllocatorHandle: the heap memory lies outside the 2^50-byte range "
+                               "object pointers can address");
+
+    free_blocks_ = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllSet, s);
+    soa::HeapState host{};
+    host.blocks = base;
+    host.block_bytes = kBlockBytes;
+    host.num_blocks = num_blocks_;
+    host.num_types = static_cast<unsigned>(kNumTypes);
+    host.options = options;
+    error_ = platform::Buffer<unsigned>(1);
+    error_.zero(s);
+    host.error = error_.data();
+    host.free_blocks = free_blocks_->ref();
+    for (std::size_t t = 0; t < kNumTypes; ++t) {
+      host.capacity[t] = Registry::kCapacityById[t];
+      if (host.capacity[t] == 0) continue;  // abstract: no blocks
+      allocated_[t] = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
+      active_[t] = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
+      host.allocated[t] = allocated_[t]->ref();
+      host.active[t] = active_[t]->ref();
+    }
+    state_ = platform::Buffer<soa::HeapState>(1);
+    state_.copy_from_host(&host, 1, 0, s);
+    block_list_ = platform::Buffer<bit_index>(blocks);
+    block_count_ = platform::Buffer<bit_index>(1);
+    total_ = platform::Buffer<unsigned long long>(1);
+    platform::synchronize(s);
+  }
+
+  AllocatorHandle(const AllocatorHandle&) = delete;
+  AllocatorHandle& operator=(const AllocatorHandle&) = delete;
+
+  /// The handle for kernels (pass by value).
+  Alloc device() const { return Alloc(state_.data()); }
+
+  bit_index num_blocks() const { return num_blocks_; }
+  std::uint64_t heap_bytes() const { return static_cast<std::uint64_t>(num_blocks_) * kBlockBytes; }
+  Stream stream() const { return stream_; }
+
+  /// Creates n objects of T: T(i, args...) for i < n (paper: parallel_new).
+  /// Returns when done; throws OutOfMemory if the heap ran out (the objects
+  /// that fit were created).
+  template <class T, class... Args>
+  void parallel_new(std::size_t n, Args&&... args) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw std::invalid_argument("parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
+    const auto pack = soa::pack_args(std::forward<Args>(args)...);
+    platform::parallel_for(n, soa::NewObjects<Alloc, T, decltype(pack)>{device(), pack}, stream_);
+    platform::synchronize(stream_);
+    check_errors();
+  }
+
+  /// Runs (obj->*Method)(args...) on every object of T and of its subclasses
+  /// that exists when the call starts (paper: parallel_do), one kernel per
+  /// class. Objects created meanwhile are not visited; an object may destroy
+  /// itself. Returns when done.
+  template <class T, auto Method, class... Args>
+  void parallel_do(Args&&... args) {
+    parallel_do_async<T, Method>(std::forward<Args>(args)...);
+    platform::synchronize(stream_);
+    check_errors();
+  }
+  /// Same, with T the class that declares Method. Note that for an inherited
+  /// method that is the base class, so all its subclasses are visited; name
+  /// T explicitly (parallel_do<Fish, &Fish::move>) to visit one subclass only.
+  template <auto Method, class... Args>
+  void parallel_do(Args&&... args) {
+    parallel_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
+  }
+
+  /// parallel_do without waiting: everything is queued on the handle's
+  /// stream, with no host synchronisation between the steps (snapshot,
+  /// block enumeration, do-all kernel). Call check_errors() after the stream
+  /// is done to learn about allocation failures.
+  template <class T, auto Method, class... Args>
+  void parallel_do_async(Args&&... args) {
+    const auto pack = soa::pack_args(std::forward<Args>(args)...);
+    for_each_concrete<T>([&](unsigned type) {
+      const unsigned cap = Registry::kCapacityById[type];
+      list_blocks(type);
+      platform::parallel_workers(workers_for_blocks(),
+                                 soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(),
+                                                     soa::padding_bits(cap)},
+                                 stream_);
+      const std::size_t threads = do_all_threads(cap);
+      platform::parallel_for(threads,
+                             soa::DoAll<T, Method, decltype(pack)>{state_.data(), block_list_.data(),
+                                                                   block_count_.data(), type, cap, threads,
+                                                                   pack},
+                             stream_);
+    });
+  }
+
+  /// Live objects of T and its subclasses. Waits for the stream.
+  template <class T>
+  std::uint64_t count() {
+    std::uint64_t total = 0;
+    for_each_concrete<T>([&](unsigned type) { total += count_type(type); });
+    return total;
+  }
+
+  /// Blocks and objects of T and each of its concrete subclasses.
+  template <class T>
+  std::vector<TypeStatistics> statistics() {
+    std::vector<TypeStatistics> out;
+    for_each_concrete<T>([&](unsigned type) {
+      TypeStatistics st;
+      st.type_id = type;
+      st.capacity = Registry::kCapacityById[type];
+      st.blocks = allocated_[type]->count(stream_);
+      st.objects = count_type(type);
+      out.push_back(st);
+    });
+    return out;
+  }
+
+  /// Blocks in use (of any class) and all blocks.
+  std::uint64_t allocated_blocks() const { return num_blocks_ - free_blocks_->count(stream_); }
+
+  /// True if a `new` found the heap full since the last check.
+  bool out_of_memory() const {
+    unsigned e = 0;
+    error_.copy_to_host(&e, 1, 0, stream_);
+    return (e & soa::kHeapOutOfMemory) != 0;
+  }
+
+  /// Throws OutOfMemory (and clears the flag) if a `new` found the heap full.
+  void check_errors() {
+    if (!out_of_memory()) return;
+    error_.zero(stream_);
+    platform::synchronize(stream_);
+    throw OutOfMemory("dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
+                      " blocks of " + std::to_string(kBlockBytes) +
+                      " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
+  }
+
+  /// For tests, while no kernel runs: every bitmap consistent (App. A.5), and
+  /// the block states agree with them: a block is free or belongs to exactly
+  /// one class, is non-empty, has that class in its header, and is active iff
+  /// it has a free slot. Empty string if all holds, else the first violation.
+  std::string check_consistency() const {
+    std::string e = free_blocks_->check_consistency(stream_);
+    if (!e.empty()) return "free-block bitmap: " + e;
+    std::vector<std::vector<bit_index>> alloc(kNumTypes), act(kNumTypes);
+    for (std::size_t t = 0; t < kNumTypes; ++t) {
+      if (!allocated_[t]) continue;
+      for (auto* b : {allocated_[t].get(), active_[t].get()}) {
+        e = b->check_consistency(stream_);
+        if (!e.empty()) return "type " + std::to_string(t) + " block bitmap: " + e;
+      }
+      alloc[t] = allocated_[t]->indices(stream_);
+      act[t] = active_[t]->indices(stream_);
+    }
+    const std::vector<bit_index> free_list = free_blocks_->indices(stream_);
+    std::vector<int> owner(num_blocks_, -1);
+    for (bit_index b : free_list) owner[b] = -2;
+    for (std::size_t t = 0; t < kNumTypes; ++t)
+      for (bit_index b : alloc[t]) {
+        if (owner[b] != -1)
+          return "block " + std::to_string(b) + " is allocated to type " + std::to_string(t) + " and also " +
+                 (owner[b] == -2 ? std::string("free") : "allocated to type " + std::to_string(owner[b]));
+        owner[b] = static_cast<int>(t);
+      }
+    for (bit_index b = 0; b < num_blocks_; ++b)
+      if (owner[b] == -1) return "block " + std::to_string(b) + " is neither free nor allocated";
+    std::vector<soa::BlockHeader> headers = read_headers();
+    for (std::size_t t = 0; t < kNumTypes; ++t) {
+      if (!allocated_[t]) continue;
+      const soa::word padding = soa::padding_bits(Registry::kCapacityById[t]);
+      std::vector<char> is_active(num_blocks_, 0);
+      for (bit_index b : act[t]) {
+        if (owner[b] != static_cast<int>(t))
+          return "block " + std::to_string(b) + " is active for type " + std::to_string(t) + " but not allocated to it";
+        is_active[b] = 1;
+      }
+      for (bit_index b : alloc[t]) {
+        const soa::BlockHeader& h = headers[b];
+        if (h.type != t)
+          return "block " + std::to_string(b) + " of type " + std::to_string(t) + " has type " +
+                 std::to_string(h.type) + " in its header";
+        if (h.allocation == padding) return "block " + std::to_string(b) + " is allocated but empty";
+        if ((h.allocation != soa::kAllSlots) != (is_active[b] != 0))
+          return "block " + std::to_string(b) + (is_active[b] ? " is active but full" : " has free slots but is not active");
+      }
+    }
+    return {};
+  }
+
+ private:
+  template <class T, class F>
+  static void for_each_concrete(F&& f) {
+    for (std::uint64_t m = Registry::template kConcreteSubtypes<T>; m != 0; m &= m - 1)
+      f(static_cast<unsigned>(platform::ctz(m)));
+  }
+
+  // Writes the allocated blocks of `type` to block_list_ / block_count_ (device).
+  void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list_.data(), block_count_.data(), stream_); }
+
+  std::uint64_t count_type(unsigned type) {
+    list_blocks(type);
+    total_.zero(stream_);
+    platform::parallel_workers(workers_for_blocks(),
+                               soa::CountObjects{state_.data(), block_list_.data(), block_count_.data(),
+                                                 soa::padding_bits(Registry::kCapacityById[type]), total_.data()},
+                               stream_);
+    unsigned long long n = 0;
+    total_.copy_to_host(&n, 1, 0, stream_);
+    return n;
+  }
+
+  std::size_t workers_for_blocks() const {
+    const std::size_t resident = platform::concurrent_threads();
+    return std::min<std::size_t>(resident, std::max<std::size_t>(num_blocks_, 1));
+  }
+
+  // Threads of a do-all kernel: a multiple of the capacity, enough to fill
+  // the device (the block count is known only on the device).
+  std::size_t do_all_threads(unsigned cap) const {
+    const std::size_t want = platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
+    const std::size_t needed = static_cast<std::size_t>(num_blocks_) * cap;
+    return std::max<std::size_t>(1, std::min(want, needed) / cap) * cap;
+  }
+
+  std::vector<soa::BlockHeader> read_headers() const {
+    platform::Buffer<soa::BlockHeader> headers(num_blocks_);
+    platform::parallel_for(num_blocks_, soa::GatherHeaders{state_.data(), headers.data()}, stream_);
+    return headers.to_vector(stream_);
+  }
+
+  Stream stream_;
+  bit_index num_blocks_ = 0;
+  platform::Buffer<std::uint64_t> heap_;
+  platform::Buffer<soa::HeapState> state_;
+  platform::Buffer<unsigned> error_;
+  std::unique_ptr<HierarchicalBitmap> free_blocks_;
+  std::unique_ptr<HierarchicalBitmap> allocated_[kNumTypes];
+  std::unique_ptr<HierarchicalBitmap> active_[kNumTypes];
+  platform::Buffer<bit_index> block_list_;
+  platform::Buffer<bit_index> block_count_;
+  mutable platform::Buffer<unsigned long long> total_;
+};
+
+}  // namespace dynasoar
