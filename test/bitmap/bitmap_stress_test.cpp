@@ -24,6 +24,7 @@
 
 #include "bitmap/hierarchical_bitmap.h"
 #include "support/rng.h"
+#include "support/stress_rounds.h"
 
 namespace dynasoar {
 namespace {
@@ -38,15 +39,7 @@ constexpr std::size_t kWorkers = 16;  // OS threads, more than this machine's co
 constexpr int kRounds = 100000;
 #endif
 
-// Rounds per worker; DYNASOAR_STRESS_ROUNDS overrides the default for slow
-// instrumented runs (ThreadSanitizer, compute-sanitizer).
-int stress_rounds() {
-  if (const char* env = std::getenv("DYNASOAR_STRESS_ROUNDS")) {
-    const int r = std::atoi(env);
-    if (r > 0) return r;
-  }
-  return kRounds;
-}
+int stress_rounds() { return test::stress_rounds(kRounds); }
 
 // Initial state of bit p (the same function on host and device).
 DYNASOAR_HD bool initially_set(std::uint64_t p) { return platform::mix64(p ^ 0xB17u) & 1u; }
