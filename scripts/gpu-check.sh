@@ -5,8 +5,8 @@
 #   scripts/gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]   (default: all)
 #
 #   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
-#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test;
-#             memcheck and synccheck on the stress
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test and
+#             soa_test; memcheck and synccheck on the two stress tests
 #             with DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} rounds per thread
 #   bench     bitmap_bench, full sweep, CSV in OUT_DIR
 # Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
@@ -58,17 +58,20 @@ run_tests() {
 }
 
 run_sanitize() {
-  local rc
+  local rc t
   for tool in memcheck racecheck synccheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$BIN/bitmap_test" \
-      >"$OUT/sanitize-$tool-bitmap_test.log" 2>&1; rc=$?
-    note "compute-sanitizer $tool bitmap_test: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-bitmap_test.log" | tail -1)"
-    ((rc == 0)) || status=1
-    [[ $tool == racecheck ]] && continue  # shared-memory hazards: the stress uses none
-    DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "$BIN/bitmap_stress_test" >"$OUT/sanitize-$tool-bitmap_stress_test.log" 2>&1; rc=$?
-    note "compute-sanitizer $tool bitmap_stress_test (${SANITIZE_ROUNDS:-40} rounds): exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize-$tool-bitmap_stress_test.log" | tail -1)"
-    ((rc == 0)) || status=1
+    for t in bitmap_test soa_test; do
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$BIN/$t" >"$OUT/sanitize-$tool-$t.log" 2>&1; rc=$?
+      note "compute-sanitizer $tool $t: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-$t.log" | tail -1)"
+      ((rc == 0)) || status=1
+    done
+    [[ $tool == racecheck ]] && continue  # shared-memory hazards: the stresses use none
+    for t in bitmap_stress_test soa_stress_test; do
+      DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} compute-sanitizer --tool "$tool" --error-exitcode 99 \
+        "$BIN/$t" >"$OUT/sanitize-$tool-$t.log" 2>&1; rc=$?
+      note "compute-sanitizer $tool $t (${SANITIZE_ROUNDS:-40} rounds): exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize-$tool-$t.log" | tail -1)"
+      ((rc == 0)) || status=1
+    done
   done
 }
 
