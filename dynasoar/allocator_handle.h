@@ -91,13 +91,11 @@ struct SnapshotBlocks {
   HeapState* state;
   const bit_index* blocks;
   const bit_index* count;
-  word padding;
+  unsigned type;
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     const bit_index n = *count;
-    for (std::size_t k = worker; k < n; k += workers) {
-      BlockHeader* h = state->header(blocks[k]);
-      h->iteration = platform::atomic_load(&h->allocation) & ~padding;
-    }
+    for (std::size_t k = worker; k < n; k += workers)
+      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
   }
 };
 
@@ -131,14 +129,13 @@ struct CountObjects {
   HeapState* state;
   const bit_index* blocks;
   const bit_index* count;
-  word padding;
+  unsigned type;
   unsigned long long* total;
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     const bit_index n = *count;
     unsigned long long mine = 0;
     for (std::size_t k = worker; k < n; k += workers)
-      mine += static_cast<unsigned>(
-          platform::popc(platform::atomic_load(&state->header(blocks[k])->allocation) & ~padding));
+      mine += static_cast<unsigned>(platform::popc(state->live_slots(blocks[k], type)));
     if (mine != 0) platform::atomic_fetch_add(total, mine);
   }
 };
@@ -200,8 +197,6 @@ class AllocatorHandle {
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
-    host.num_blocks = num_blocks_;
-    host.num_types = static_cast<unsigned>(kNumTypes);
     host.options = options;
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
@@ -275,8 +270,7 @@ class AllocatorHandle {
       const unsigned cap = Registry::kCapacityById[type];
       list_blocks(type);
       platform::parallel_workers(workers_for_blocks(),
-                                 soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(),
-                                                     soa::padding_bits(cap)},
+                                 soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(), type},
                                  stream_);
       const std::size_t threads = do_all_threads(cap);
       platform::parallel_for(threads,
@@ -396,8 +390,8 @@ class AllocatorHandle {
     list_blocks(type);
     total_.zero(stream_);
     platform::parallel_workers(workers_for_blocks(),
-                               soa::CountObjects{state_.data(), block_list_.data(), block_count_.data(),
-                                                 soa::padding_bits(Registry::kCapacityById[type]), total_.data()},
+                               soa::CountObjects{state_.data(), block_list_.data(), block_count_.data(), type,
+                                                 total_.data()},
                                stream_);
     unsigned long long n = 0;
     total_.copy_to_host(&n, 1, 0, stream_);

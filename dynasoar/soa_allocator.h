@@ -79,6 +79,7 @@ class SoaAllocator {
   /// Returns an object's slot to the heap without running its destructor.
   template <class C>
   DYNASOAR_HD void free(C* p) const {
+    if (p == nullptr) return;
     state_->deallocate(reinterpret_cast<std::uint64_t>(p));
   }
 
@@ -109,10 +110,8 @@ class SoaAllocator {
     for (std::uint64_t pending = types; pending != 0; pending &= pending - 1) {
       const auto type = static_cast<unsigned>(platform::ctz(pending));
       const unsigned cap = state_->capacity[type];
-      const soa::word padding = soa::padding_bits(cap);
       state_->allocated[type].for_each_set([&](bit_index block) {
-        const soa::word live = platform::atomic_load(&state_->header(block)->allocation) & ~padding;
-        for (soa::word w = live; w != 0; w &= w - 1)
+        for (soa::word w = state_->live_slots(block, type); w != 0; w &= w - 1)
           f(reinterpret_cast<T*>(soa::make_pointer(state_->block_address(block),
                                                    static_cast<unsigned>(platform::ctz(w)), cap, type)));
       });

@@ -54,8 +54,6 @@ enum HeapError : unsigned { kHeapOk = 0, kHeapOutOfMemory = 1 };
 struct HeapState {
   std::uint64_t blocks;  // address of block 0 (128-byte aligned)
   std::uint64_t block_bytes;
-  bit_index num_blocks;
-  unsigned num_types;
   HeapOptions options;
   unsigned* error;  // HeapError flags, raised by any thread
   BitmapRef free_blocks;
@@ -68,6 +66,10 @@ struct HeapState {
   }
   DYNASOAR_HD DYNASOAR_FORCEINLINE BlockHeader* header(bit_index b) const {
     return reinterpret_cast<BlockHeader*>(block_address(b));
+  }
+  /// Slots of a block of `type` that hold objects (padding bits removed).
+  DYNASOAR_HD DYNASOAR_FORCEINLINE word live_slots(bit_index b, unsigned type) const {
+    return platform::atomic_load(&header(b)->allocation) & ~padding_bits(capacity[type]);
   }
   DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index block_of(std::uint64_t pointer) const {
     return static_cast<bit_index>((pointer_block(pointer) - blocks) / block_bytes);

@@ -126,11 +126,12 @@ struct Registry<TypeList<Ts...>> {
 
  public:
   /// The registered class C derives from directly (through classes that are
-  /// not registered, if any), or void.
+  /// not registered, if any), or void; void also for two registered bases,
+  /// which check() rejects with a message.
   template <class C>
   using DirectBase = typename std::conditional_t<
-      direct_base_index<C>() == kNotFound, std::type_identity<void>,
-      BaseAt<(direct_base_index<C>() == kNotFound ? 0 : direct_base_index<C>())>>::type;
+      direct_base_index<C>() >= kNumTypes, std::type_identity<void>,
+      BaseAt<(direct_base_index<C>() >= kNumTypes ? 0 : direct_base_index<C>())>>::type;
 
   template <class C>
   static constexpr bool kSingleInheritance = direct_base_index<C>() != kNotFound - 1;
