@@ -3,7 +3,7 @@
 //
 //   bits 63..56  type id of the runtime class (instance-of checks, deallocation)
 //   bits 55..50  block capacity - 1 (SOA array lengths depend on the runtime class)
-//   bits 49..7   address of the block (blocks are 128-byte aligned)
+//   bits 49..6   address of the block (blocks are 64-byte aligned)
 //   bits  5..0   slot of the object in its block
 //
 // The original kept 35 address bits (24 GB GPUs). Here the block address is
@@ -26,7 +26,7 @@ inline constexpr unsigned kTypeShift = 56;
 inline constexpr std::uint64_t kSlotMask = kMaxSlots - 1;
 inline constexpr std::uint64_t kBlockAddressMask = (kAddressLimit - 1) & ~(kArrayAlignment - 1);
 
-static_assert(kBlockHeaderBytes % kArrayAlignment == 0 && kArrayAlignment >= kMaxSlots * 2,
+static_assert(kBlockHeaderBytes % kArrayAlignment == 0 && kArrayAlignment >= kMaxSlots,
               "the slot bits must lie below the block alignment");
 
 DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t make_pointer(std::uint64_t block_address,
