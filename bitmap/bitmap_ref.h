@@ -124,6 +124,27 @@ class BitmapRef {
     }
   }
 
+  /// Clears and returns a set bit found by reading level 0 only, container
+  /// by container from one drawn by `seed`, in one full pass; kNoBit if the
+  /// pass met no set bit. O(capacity / 64): meant to confirm that a bitmap
+  /// is empty before acting on it, because the upper levels may lag behind
+  /// level 0. While one thread is between clearing a container's last bit
+  /// and clearing the parent bit, a thread that refills the container waits
+  /// to set the parent bit, and searches from the top miss the container.
+  DYNASOAR_HD bit_index scan_and_clear(std::uint64_t seed) const {
+    const std::uint64_t containers = (static_cast<std::uint64_t>(capacity()) + kWordBits - 1) / kWordBits;
+    const std::uint64_t start = ((platform::mix64(seed) >> 32) * containers) >> 32;
+    for (std::uint64_t i = 0; i < containers; ++i) {
+      const std::uint64_t c = start + i < containers ? start + i : start + i - containers;
+      for (word w = platform::atomic_load(level_data(0) + c); w != 0;
+           w = platform::atomic_load(level_data(0) + c)) {
+        const auto pos = static_cast<bit_index>(c * kWordBits + static_cast<unsigned>(platform::ctz(w)));
+        if (try_clear(pos)) return pos;
+      }
+    }
+    return kNoBit;
+  }
+
   /// Calls f(pos) for every set bit, in ascending order, from one thread,
   /// descending the hierarchy so that empty regions are skipped. Bits that
   /// change meanwhile may or may not be visited.

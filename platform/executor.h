@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <exception>
 #include <stdexcept>
@@ -94,11 +95,23 @@ inline int current_device_attribute(cudaDeviceAttr attr) {
 
 /// How many threads can run at once: on the GPU the resident threads of all
 /// multiprocessors, on the host the hardware threads.
+/// The GPU figure is cached per device: every launch asks for it, and two
+/// attribute queries per launch are a visible part of a short operation.
 inline std::size_t concurrent_threads() {
 #if DYNASOAR_CUDA
-  return static_cast<std::size_t>(detail::current_device_attribute(cudaDevAttrMultiProcessorCount)) *
-         static_cast<std::size_t>(
-             detail::current_device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor));
+  constexpr int kCachedDevices = 64;
+  static std::atomic<std::size_t> cache[kCachedDevices] = {};
+  int device = 0;
+  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
+  if (device < kCachedDevices) {
+    const std::size_t cached = cache[device].load(std::memory_order_relaxed);
+    if (cached != 0) return cached;
+  }
+  const std::size_t threads =
+      static_cast<std::size_t>(detail::current_device_attribute(cudaDevAttrMultiProcessorCount)) *
+      static_cast<std::size_t>(detail::current_device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor));
+  if (device < kCachedDevices) cache[device].store(threads, std::memory_order_relaxed);
+  return threads;
 #else
   return host_threads();
 #endif

@@ -52,7 +52,7 @@ struct HeapOptions {
 enum HeapError : unsigned { kHeapOk = 0, kHeapOutOfMemory = 1 };
 
 struct HeapState {
-  std::uint64_t blocks;  // address of block 0 (128-byte aligned)
+  std::uint64_t blocks;  // address of block 0 (kArrayAlignment-aligned)
   std::uint64_t block_bytes;
   HeapOptions options;
   unsigned* error;  // HeapError flags, raised by any thread
@@ -137,19 +137,28 @@ struct HeapState {
         block = initialize_block(type, cap, seed);
         if (block == kNoBit) return;  // out of memory
       }
-      bool filled = false;
-      got = reserve_slots(block, wanted, seed, filled);
-      if (got == 0) continue;  // full or invalidated meanwhile: search again (App. A.3)
-      // The type may have changed between selection and reservation; once a
-      // slot is ours it cannot change any more (invalidation fails). The
-      // reservation acquired the block's initialisation, so the type read
-      // here is the one that came with the free slots (App. A.2).
-      const auto actual = platform::atomic_load(&header(block)->type);
-      if (filled) active[actual].clear(block);
-      if (actual == type) return;
-      release_slots(block, got, actual);  // block replaced by another type: roll back
-      got = 0;
+      got = claim_slots(block, type, wanted, seed);
+      if (got != 0) return;
     }
+  }
+
+  /// Second half of an allocation, after `block` was selected for `type`:
+  /// reserves between 1 and `wanted` of its slots, or returns 0 if the block
+  /// was filled, emptied and invalidated, or handed to another type since it
+  /// was selected (App. A.2, A.3); the caller then searches again.
+  DYNASOAR_HD word claim_slots(bit_index block, unsigned type, unsigned wanted, std::uint64_t seed) const {
+    bool filled = false;
+    const word got = reserve_slots(block, wanted, seed, filled);
+    if (got == 0) return 0;  // full or invalidated meanwhile
+    // The type may have changed between selection and reservation; once a
+    // slot is ours it cannot change any more (invalidation fails). The
+    // reservation acquired the block's initialisation, so the type read
+    // here is the one that came with the free slots (App. A.2).
+    const auto actual = platform::atomic_load(&header(block)->type);
+    if (filled) active[actual].clear(block);
+    if (actual == type) return got;
+    release_slots(block, got, actual);  // block replaced by another type: roll back
+    return 0;
   }
 
   /// Atomically sets up to `wanted` free bits of the block's allocation
@@ -179,15 +188,17 @@ struct HeapState {
   /// (Alg. 8); kNoBit when no block is free.
   DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed) const {
     bit_index block = kNoBit;
-    for (int empty_seen = 0; block == kNoBit; ++seed) {
+    for (; block == kNoBit; ++seed) {
       block = free_blocks.try_find_and_clear(seed);
       if (block != kNoBit) break;
-      // A failed search means no free block or a race with threads that
-      // change the bitmap. The top level is 0 only if no block is free, or
-      // for a moment while a freed block's bit travels up: look twice.
+      // A failed search means no free block, or a race with threads that
+      // change the bitmap: then its top level is not 0 for long, and we
+      // search again. A top level of 0 may lag behind level 0 (another
+      // thread is between the two levels of a set or clear), so level 0,
+      // the truth, decides before we report the heap full.
       if (platform::atomic_load(free_blocks.level_data(free_blocks.levels() - 1)) == 0) {
-        if (++empty_seen > 2) return kNoBit;
-        platform::spin_pause();
+        block = free_blocks.scan_and_clear(seed);
+        if (block == kNoBit) return kNoBit;
       }
     }
     BlockHeader* h = header(block);

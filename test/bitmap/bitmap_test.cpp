@@ -19,7 +19,10 @@ namespace {
 
 using test::Rng;
 
-enum class OpKind : std::uint32_t { kTrySet, kSet, kTryClear, kClear, kGet, kFindSet, kFindAndClear };
+enum class OpKind : std::uint32_t {
+  kTrySet, kSet, kTryClear, kClear, kGet, kFindSet, kFindAndClear, kScanAndClear,
+  kRawSet,  // sets bit `pos` of level `seed` alone, as a thread half-way through set() does
+};
 
 struct Op {
   OpKind kind;
@@ -48,6 +51,11 @@ struct RunOps {
         case OpKind::kGet: r = bitmap.get(op.pos); break;
         case OpKind::kFindSet: r = bitmap.try_find_set(op.seed); break;
         case OpKind::kFindAndClear: r = bitmap.try_find_and_clear(op.seed); break;
+        case OpKind::kScanAndClear: r = bitmap.scan_and_clear(op.seed); break;
+        case OpKind::kRawSet:
+          platform::atomic_fetch_or(bitmap.level_data(static_cast<int>(op.seed)) + op.pos / 64,
+                                    BitmapRef::word{1} << (op.pos % 64));
+          break;
       }
       results[k] = r;
     }
@@ -189,6 +197,7 @@ TEST_P(BitmapSizeTest, SequentialOperationsMatchModel) {
     }
     for (int k = 0; k < 4; ++k) ops.push_back({OpKind::kFindSet, 0, rng.next()});
     for (int k = 0; k < 3; ++k) ops.push_back({OpKind::kFindAndClear, 0, rng.next()});
+    for (int k = 0; k < 2; ++k) ops.push_back({OpKind::kScanAndClear, 0, rng.next()});
 
     const std::vector<bit_index> results = run_ops(bm, ops);
     for (std::size_t k = 0; k < ops.size(); ++k) {
@@ -214,7 +223,9 @@ TEST_P(BitmapSizeTest, SequentialOperationsMatchModel) {
           if (model_count == 0) EXPECT_EQ(r, kNoBit);
           else { ASSERT_LT(r, n); EXPECT_TRUE(model[r]); }
           break;
+        case OpKind::kRawSet: FAIL() << "not used here"; break;
         case OpKind::kFindAndClear:
+        case OpKind::kScanAndClear:
           if (model_count == 0) { EXPECT_EQ(r, kNoBit); break; }
           ASSERT_LT(r, n);
           EXPECT_TRUE(model[r]);
@@ -273,6 +284,44 @@ TEST(BitmapTest, FindSetIsUniformOnFullBitmap) {
       EXPECT_GE(hits[i], expected / 2) << "region " << i << " of " << regions << " is rarely picked";
       EXPECT_LE(hits[i], expected * 3 / 2) << "region " << i << " of " << regions << " is picked too often";
     }
+  }
+}
+
+// scan_and_clear reads level 0 only, so it finds bits that the upper levels
+// do not show yet (a set() half-way done), which try_find_set cannot.
+TEST(BitmapTest, ScanAndClearSeesLevelZeroWhileUpperLevelsLag) {
+  HierarchicalBitmap bm(200);  // 4 containers, 2 levels
+  ASSERT_EQ(bm.levels(), 2);
+  const std::vector<bit_index> r = run_ops(bm, {
+      {OpKind::kScanAndClear, 0, 5},   // empty: nothing
+      {OpKind::kRawSet, 130, 0},       // two bits of container 2, parent not set yet
+      {OpKind::kRawSet, 131, 0},
+      {OpKind::kFindSet, 0, 9},        // the top level says empty
+      {OpKind::kScanAndClear, 0, 9},   // level 0 does not: takes the lowest bit of the container
+      {OpKind::kGet, 130, 0},
+      {OpKind::kRawSet, 2, 1},         // the pending set() reaches level 1
+      {OpKind::kFindSet, 0, 9},
+  });
+  EXPECT_EQ(r[0], kNoBit);
+  EXPECT_EQ(r[3], kNoBit);
+  EXPECT_EQ(r[4], 130u);
+  EXPECT_EQ(r[5], 0u) << "the bit it returned is cleared";
+  EXPECT_EQ(r[7], 131u);
+  EXPECT_EQ(bm.check_consistency(), "");
+}
+
+TEST(BitmapTest, ScanAndClearTakesEveryBitOnce) {
+  for (const std::uint64_t n : {1u, 64u, 200u, 5000u}) {
+    HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+    std::vector<Op> ops;
+    for (std::uint64_t k = 0; k <= n; ++k) ops.push_back({OpKind::kScanAndClear, 0, k * 31 + 7});
+    const std::vector<bit_index> r = run_ops(bm, ops);
+    std::set<bit_index> taken(r.begin(), r.end() - 1);
+    EXPECT_EQ(taken.size(), n) << "bits " << n;
+    EXPECT_EQ(*taken.rbegin(), n - 1);
+    EXPECT_EQ(r.back(), kNoBit) << "bits " << n << ": the bitmap is empty after n takes";
+    EXPECT_EQ(bm.count(), 0u);
+    EXPECT_EQ(bm.check_consistency(), "");
   }
 }
 

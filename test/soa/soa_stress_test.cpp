@@ -145,8 +145,12 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
   const std::size_t workers = dynasoar::platform::kCudaBuild ? 131072 : 64;
   const int rounds = dynasoar::test::stress_rounds(dynasoar::platform::kCudaBuild ? 64 : 20000);
   const std::size_t objects = workers * kHeld;
-  // Room for every worker's objects as Large ones (the worst case) twice over.
-  Handle heap(2 * Handle::bytes_for<Large>(objects));
+  // Room for every worker's objects as Large ones (the worst case) four
+  // times over. Random frees leave many partly used blocks (Sec. 6.3); on
+  // the host, with 64 threads on few cores, a thread preempted between the
+  // two levels of a bitmap update hides active blocks for a time slice, and
+  // allocations open new blocks meanwhile. Twice over ran out in some runs.
+  Handle heap(4 * Handle::bytes_for<Large>(objects));
   Buffer<Held> held(objects);
   Buffer<unsigned long long> errors(1);
   errors.zero();
@@ -185,6 +189,158 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
   dynasoar::platform::synchronize();
   EXPECT_EQ(heap.count<Tiny>() + heap.count<Medium>() + heap.count<Large>(), 0u);
   EXPECT_EQ(heap.allocated_blocks(), 0u) << "every block is free once every object is destroyed";
+  EXPECT_EQ(heap.check_consistency(), "");
+}
+
+
+// --- The contention scenarios of App. A, step by step --------------------------------
+//
+// A thread that allocates first selects a block in the active bitmap, then
+// reserves slots in it. Between the two steps other threads may empty the
+// block (it is invalidated and freed) or even hand it to another class. The
+// tests below stop a thread after its selection, run the other threads'
+// steps to completion, and then let the first thread go on with
+// HeapState::claim_slots, the code an allocation runs after its selection.
+// Each step is a separate one-thread launch, so the interleaving is exact.
+
+using dynasoar::soa::HeapState;
+
+enum class Step { kNewTiny, kNewMedium, kNewLarge, kDestroyFirst, kSelectTiny, kClaimTiny };
+
+struct RunStep {
+  StressAlloc alloc;
+  Step step;
+  unsigned wanted;                    // kClaimTiny: slots to ask for
+  std::uint64_t* slots;               // [0] first pointer, [1] selected block, [2] result
+  DYNASOAR_HD void operator()(std::size_t) const {
+    HeapState* st = alloc.state();
+    constexpr unsigned tiny = StressAlloc::type_id<Tiny>();
+    switch (step) {
+      case Step::kNewTiny: slots[2] = create(alloc, 0, 1); break;
+      case Step::kNewMedium: slots[2] = create(alloc, 1, 2); break;
+      case Step::kNewLarge: slots[2] = create(alloc, 2, 3); break;
+      case Step::kDestroyFirst: destroy_any(alloc, slots[0]); break;
+      case Step::kSelectTiny:
+        slots[1] = st->active[tiny].try_find_set(0);
+        slots[2] = st->block_of(slots[0]);
+        break;
+      case Step::kClaimTiny: slots[2] = st->claim_slots(static_cast<dynasoar::bit_index>(slots[1]), tiny, wanted, 12345); break;
+    }
+  }
+};
+
+class AppendixA : public ::testing::Test {
+ protected:
+  // Three blocks: one per class, nothing to spare.
+  AppendixA() : heap_(Handle::kBlockBytes * 3), slots_(3) { slots_.zero(); }
+  std::uint64_t run(Step step, unsigned wanted = 1) {
+    dynasoar::platform::parallel_for(1, RunStep{heap_.device(), step, wanted, slots_.data()});
+    return slots_.to_vector()[2];
+  }
+  std::uint64_t at(int i) { return slots_.to_vector()[static_cast<std::size_t>(i)]; }
+  void keep_first(std::uint64_t p) {
+    std::uint64_t v[3] = {p, 0, 0};
+    slots_.copy_from_host(v, 3);
+  }
+  Handle heap_;
+  Buffer<std::uint64_t> slots_;
+};
+
+TEST_F(AppendixA, BlockEmptiedAfterItWasSelected) {
+  const std::uint64_t p = run(Step::kNewTiny);
+  ASSERT_NE(p, 0u);
+  keep_first(p);
+  run(Step::kSelectTiny);
+  const std::uint64_t block = at(1);
+  ASSERT_NE(block, static_cast<std::uint64_t>(dynasoar::kNoBit)) << "the Tiny block is active";
+  ASSERT_EQ(block, at(2)) << "the only Tiny block, the one that holds the object, was selected";
+  run(Step::kDestroyFirst);  // another thread empties the selected block: it is freed
+  EXPECT_EQ(heap_.allocated_blocks(), 0u);
+  EXPECT_EQ(run(Step::kClaimTiny), 0u) << "a freed, invalidated block must not hand out slots";
+  EXPECT_EQ(heap_.allocated_blocks(), 0u) << "the failed claim left the block free";
+  EXPECT_EQ(heap_.count<Tiny>(), 0u);
+  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_NE(run(Step::kNewTiny), 0u) << "the allocation searches again and succeeds";
+  EXPECT_EQ(heap_.check_consistency(), "");
+}
+
+// wanted = 1 reserves one of the 20 free slots; wanted = 64 takes all of
+// them, which fills the block and deactivates it before the rollback
+// re-activates it.
+class AppendixAReinit : public AppendixA, public ::testing::WithParamInterface<unsigned> {};
+
+TEST_P(AppendixAReinit, BlockHandedToAnotherClassAfterItWasSelected) {
+  for (int i = 0; i < 7; ++i) ASSERT_NE(run(Step::kNewLarge), 0u);    // one full Large block
+  for (int i = 0; i < 21; ++i) ASSERT_NE(run(Step::kNewMedium), 0u);  // one full Medium block
+  const std::uint64_t p = run(Step::kNewTiny);                        // the last free block
+  ASSERT_NE(p, 0u);
+  keep_first(p);
+  run(Step::kSelectTiny);
+  ASSERT_NE(at(1), static_cast<std::uint64_t>(dynasoar::kNoBit));
+  run(Step::kDestroyFirst);  // the Tiny block is emptied and freed ...
+  const std::uint64_t m = run(Step::kNewMedium);  // ... and becomes a Medium block
+  ASSERT_NE(m, 0u);
+  EXPECT_EQ(heap_.statistics<Medium>()[0].blocks, 2u) << "the freed block went to Medium";
+  EXPECT_EQ(run(Step::kClaimTiny, GetParam()), 0u) << "slots of a Medium block must not become Tiny objects";
+  EXPECT_EQ(heap_.count<Tiny>(), 0u);
+  EXPECT_EQ(heap_.count<Medium>(), 22u) << "the rollback returned exactly the slots it took";
+  EXPECT_EQ(heap_.check_consistency(), "") << "the block is active for Medium again, with 20 free slots";
+  for (int i = 0; i < 20; ++i) EXPECT_NE(run(Step::kNewMedium), 0u) << "Medium slot " << i;
+  EXPECT_EQ(heap_.count<Medium>(), 42u);
+  EXPECT_EQ(run(Step::kNewTiny), 0u) << "no block is left for Tiny";
+  EXPECT_THROW(heap_.check_errors(), dynasoar::OutOfMemory);
+  EXPECT_EQ(heap_.check_consistency(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Wanted, AppendixAReinit, ::testing::Values(1u, 64u));
+
+// The same scenarios at random: a heap of six blocks shared by three classes
+// and many workers that allocate an object, check it and destroy it at once,
+// so blocks are emptied, freed and re-initialised for another class all the
+// time. Allocations may fail (the heap is tiny); a failure must be a clean
+// nullptr, and no slot may be handed to two workers.
+struct TypeChurn {
+  StressAlloc alloc;
+  unsigned long long* counters;  // [0] corrupted objects, [1] failed allocations, [2] objects made
+  int rounds;
+  std::size_t workers_wanted;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;  // the GPU rounds the worker count up
+    dynasoar::test::Rng rng(0xA11A, w);
+    unsigned long long made = 0, failed = 0, corrupted = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t s = dynasoar::platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
+      const std::uint64_t p = create(alloc, static_cast<unsigned>(rng.below(3)), s);
+      if (p == 0) {
+        ++failed;
+        continue;
+      }
+      ++made;
+      if (!holds(p, s)) ++corrupted;  // another worker got the same slot
+      destroy_any(alloc, p);
+    }
+    dynasoar::platform::atomic_fetch_add(&counters[0], corrupted);
+    dynasoar::platform::atomic_fetch_add(&counters[1], failed);
+    dynasoar::platform::atomic_fetch_add(&counters[2], made);
+  }
+};
+
+TEST(SoaStress, TinyHeapBlocksChangeClassUnderContention) {
+  const std::size_t workers = dynasoar::platform::kCudaBuild ? 8192 : 8;
+  const int rounds = dynasoar::test::stress_rounds(dynasoar::platform::kCudaBuild ? 64 : 20000);
+  Handle heap(Handle::kBlockBytes * 6);
+  Buffer<unsigned long long> counters(3);
+  counters.zero();
+  dynasoar::platform::parallel_workers(workers, TypeChurn{heap.device(), counters.data(), rounds, workers});
+  dynasoar::platform::synchronize();
+  const std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_EQ(c[0], 0u) << "objects changed while their owner held them";
+  EXPECT_EQ(c[1] + c[2], static_cast<unsigned long long>(workers) * static_cast<unsigned long long>(rounds));
+  EXPECT_GT(c[2], 0u);
+  if (c[1] > 0) {
+    EXPECT_THROW(heap.check_errors(), dynasoar::OutOfMemory);
+  }
+  EXPECT_EQ(heap.allocated_blocks(), 0u) << "every object was destroyed, so every block is free";
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
