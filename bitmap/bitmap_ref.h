@@ -124,25 +124,19 @@ class BitmapRef {
     }
   }
 
-  /// Clears and returns a set bit found by reading level 0 only, container
-  /// by container from one drawn by `seed`, in one full pass; kNoBit if the
-  /// pass met no set bit. O(capacity / 64): meant to confirm that a bitmap
-  /// is empty before acting on it, because the upper levels may lag behind
-  /// level 0. While one thread is between clearing a container's last bit
-  /// and clearing the parent bit, a thread that refills the container waits
-  /// to set the parent bit, and searches from the top miss the container.
+  /// A set bit found by reading level 0 only, container by container from
+  /// one drawn by `seed`, in one full pass; kNoBit if the pass met none.
+  /// O(capacity / 64): meant to confirm that a bitmap is empty before acting
+  /// on it, because the upper levels may lag behind level 0. While one thread
+  /// is between clearing a container's last bit and clearing the parent bit,
+  /// a thread that refills the container waits to set the parent bit, and
+  /// searches from the top miss the container meanwhile.
+  DYNASOAR_HD bit_index scan_for_set(std::uint64_t seed) const {
+    return scan_level0(seed, [](bit_index) { return true; });
+  }
+  /// Same, and clears the bit it returns (as try_find_and_clear).
   DYNASOAR_HD bit_index scan_and_clear(std::uint64_t seed) const {
-    const std::uint64_t containers = (static_cast<std::uint64_t>(capacity()) + kWordBits - 1) / kWordBits;
-    const std::uint64_t start = ((platform::mix64(seed) >> 32) * containers) >> 32;
-    for (std::uint64_t i = 0; i < containers; ++i) {
-      const std::uint64_t c = start + i < containers ? start + i : start + i - containers;
-      for (word w = platform::atomic_load(level_data(0) + c); w != 0;
-           w = platform::atomic_load(level_data(0) + c)) {
-        const auto pos = static_cast<bit_index>(c * kWordBits + static_cast<unsigned>(platform::ctz(w)));
-        if (try_clear(pos)) return pos;
-      }
-    }
-    return kNoBit;
+    return scan_level0(seed, [this](bit_index pos) { return try_clear(pos); });
   }
 
   /// Calls f(pos) for every set bit, in ascending order, from one thread,
@@ -209,6 +203,23 @@ class BitmapRef {
   // concurrent operation on the other half of a pair may not have reached
   // that level yet, and dropping the update would leave the level
   // inconsistent for good (Sec. 4.1.3). Iterative: no stack on the GPU.
+  // One pass over the level-0 containers from a drawn one; returns the first
+  // set bit for which take(pos) is true.
+  template <class Take>
+  DYNASOAR_HD bit_index scan_level0(std::uint64_t seed, Take&& take) const {
+    const std::uint64_t containers = (static_cast<std::uint64_t>(capacity()) + kWordBits - 1) / kWordBits;
+    const std::uint64_t start = ((platform::mix64(seed) >> 32) * containers) >> 32;
+    for (std::uint64_t i = 0; i < containers; ++i) {
+      const std::uint64_t c = start + i < containers ? start + i : start + i - containers;
+      // take() fails only if another thread took the bit: read the container again.
+      for (word w = platform::atomic_load(level_data(0) + c); w != 0; w = platform::atomic_load(level_data(0) + c)) {
+        const auto pos = static_cast<bit_index>(c * kWordBits + static_cast<unsigned>(platform::ctz(w)));
+        if (take(pos)) return pos;
+      }
+    }
+    return kNoBit;
+  }
+
   DYNASOAR_HD void set_from(int level, std::uint64_t pos) const {
     for (; level < levels_; ++level, pos /= kWordBits) {
       word prev;

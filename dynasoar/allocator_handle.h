@@ -218,6 +218,17 @@ class AllocatorHandle {
     platform::synchronize(s);
   }
 
+  /// A heap with room for `objects` objects of T (whole blocks, at least
+  /// one block per class): a `new T` fails only after that many T live.
+  /// Blocks of other classes take room of their own.
+  ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
+  template <class T>
+  static AllocatorHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {}, Stream s = {}) {
+    std::uint64_t concrete = 0;
+    for (unsigned c : Registry::kCapacityById) concrete += c != 0;
+    return AllocatorHandle(bytes_for<T>(objects) + (concrete - 1) * kBlockBytes, options, s);
+  }
+
   AllocatorHandle(const AllocatorHandle&) = delete;
   AllocatorHandle& operator=(const AllocatorHandle&) = delete;
 

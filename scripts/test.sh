@@ -27,8 +27,8 @@ cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \
   -DDYNASOAR_BUILD_BENCH=OFF -DDYNASOAR_BUILD_EXAMPLES=OFF
 cmake --build build-tsan -j "$JOBS" --target bitmap_test bitmap_stress_test soa_test soa_stress_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  ctest --test-dir build-tsan -R '^(Sizes/)?(Bitmap|Soa)' -j "$JOBS" --output-on-failure
-summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^(Sizes/)?(Bitmap|Soa)' -N | tail -1)  PASSED")
+  ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Bitmap|Soa)' -j "$JOBS" --output-on-failure
+summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Bitmap|Soa)' -N | tail -1)  PASSED")
 
 if [[ "${DYNASOAR_SKIP_CUDA:-0}" == 1 ]]; then
   summary+=("CUDA build: SKIPPED (DYNASOAR_SKIP_CUDA=1)")

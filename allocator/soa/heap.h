@@ -133,10 +133,13 @@ struct HeapState {
       block = kNoBit;
       for (int r = 0; r < options.active_retries && block == kNoBit; ++r)
         block = active[type].try_find_set(rotate ? seed + static_cast<std::uint64_t>(r) : 0);
-      if (block == kNoBit) {
-        block = initialize_block(type, cap, seed);
-        if (block == kNoBit) return;  // out of memory
-      }
+      if (block == kNoBit) block = initialize_block(type, cap, seed);
+      // No free block: before reporting the heap full, read level 0 of the
+      // active blocks, which the searches above may have missed (they give
+      // up early under contention, and the upper levels may lag). Without
+      // this, a heap sized for exactly n objects could fail the n-th.
+      if (block == kNoBit) block = active[type].scan_for_set(seed);
+      if (block == kNoBit) return;  // out of memory
       got = claim_slots(block, type, wanted, seed);
       if (got != 0) return;
     }

@@ -229,10 +229,10 @@ struct RunStep {
   }
 };
 
-class AppendixA : public ::testing::Test {
+class SoaAppendixA : public ::testing::Test {
  protected:
   // Three blocks: one per class, nothing to spare.
-  AppendixA() : heap_(Handle::kBlockBytes * 3), slots_(3) { slots_.zero(); }
+  SoaAppendixA() : heap_(Handle::kBlockBytes * 3), slots_(3) { slots_.zero(); }
   std::uint64_t run(Step step, unsigned wanted = 1) {
     dynasoar::platform::parallel_for(1, RunStep{heap_.device(), step, wanted, slots_.data()});
     return slots_.to_vector()[2];
@@ -246,7 +246,7 @@ class AppendixA : public ::testing::Test {
   Buffer<std::uint64_t> slots_;
 };
 
-TEST_F(AppendixA, BlockEmptiedAfterItWasSelected) {
+TEST_F(SoaAppendixA, BlockEmptiedAfterItWasSelected) {
   const std::uint64_t p = run(Step::kNewTiny);
   ASSERT_NE(p, 0u);
   keep_first(p);
@@ -267,9 +267,9 @@ TEST_F(AppendixA, BlockEmptiedAfterItWasSelected) {
 // wanted = 1 reserves one of the 20 free slots; wanted = 64 takes all of
 // them, which fills the block and deactivates it before the rollback
 // re-activates it.
-class AppendixAReinit : public AppendixA, public ::testing::WithParamInterface<unsigned> {};
+class SoaAppendixAReinit : public SoaAppendixA, public ::testing::WithParamInterface<unsigned> {};
 
-TEST_P(AppendixAReinit, BlockHandedToAnotherClassAfterItWasSelected) {
+TEST_P(SoaAppendixAReinit, BlockHandedToAnotherClassAfterItWasSelected) {
   for (int i = 0; i < 7; ++i) ASSERT_NE(run(Step::kNewLarge), 0u);    // one full Large block
   for (int i = 0; i < 21; ++i) ASSERT_NE(run(Step::kNewMedium), 0u);  // one full Medium block
   const std::uint64_t p = run(Step::kNewTiny);                        // the last free block
@@ -292,7 +292,7 @@ TEST_P(AppendixAReinit, BlockHandedToAnotherClassAfterItWasSelected) {
   EXPECT_EQ(heap_.check_consistency(), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Wanted, AppendixAReinit, ::testing::Values(1u, 64u));
+INSTANTIATE_TEST_SUITE_P(Wanted, SoaAppendixAReinit, ::testing::Values(1u, 64u));
 
 // The same scenarios at random: a heap of six blocks shared by three classes
 // and many workers that allocate an object, check it and destroy it at once,
