@@ -28,11 +28,7 @@
 
 namespace dynasoar {
 
-/// A `new` in device code found the heap full (it returned nullptr).
-class OutOfMemory : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// dynasoar::OutOfMemory (platform/error.h): a `new` in device code found the heap full.
 
 /// Occupancy of the blocks of one class.
 struct TypeStatistics {

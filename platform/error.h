@@ -19,6 +19,13 @@ class CudaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// An allocation in device code found its heap or pool full (it returned
+/// nullptr); raised by the host handle after the kernel.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 namespace platform::detail {
 
 #if DYNASOAR_CUDA

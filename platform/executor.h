@@ -117,6 +117,15 @@ inline std::size_t concurrent_threads() {
 #endif
 }
 
+/// Multiprocessors of the GPU; hardware threads on the host.
+inline unsigned processors() {
+#if DYNASOAR_CUDA
+  return static_cast<unsigned>(detail::current_device_attribute(cudaDevAttrMultiProcessorCount));
+#else
+  return host_threads();
+#endif
+}
+
 /// Calls f(i) for every i in [0, n).
 template <class F>
 void parallel_for(std::size_t n, const F& f, Stream s = {}) {

@@ -91,6 +91,20 @@ DYNASOAR_HD inline std::uint64_t warp_seed() {
 #endif
 }
 
+/// The multiprocessor the calling thread runs on (SM id) on the GPU; the
+/// per-thread number of warp_seed() on the host. For spreading threads over
+/// per-processor state (CMMalloc's offsets, paper 000 Sec. 5.4): the value
+/// only steers where a thread starts, never what is correct.
+DYNASOAR_HD inline unsigned processor_id() {
+#if DYNASOAR_DEVICE_CODE
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+#else
+  return static_cast<unsigned>(warp_seed());
+#endif
+}
+
 /// Mask of the lanes in `mask` whose predicate is true.
 DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask ballot(lane_mask mask, bool predicate) {
 #if DYNASOAR_DEVICE_CODE

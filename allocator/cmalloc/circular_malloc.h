@@ -1,0 +1,216 @@
+// The circular-list allocators of Vinkler & Havran (paper 000, Sec. 5.2-5.4,
+// Alg. 3): the pool is a circular singly linked list of chunks, each with
+// an 8-byte header (used flag, offset of the next chunk). A request walks
+// the list from a shared offset to the first free chunk that is large
+// enough, locks it with a compare-and-swap, splits it when it is more than
+// MAX_FRAG times the request, and moves the offset past it. A free merges
+// the chunk with the next one if that one is free.
+//
+//   CMalloc    flag and next offset in two 4-byte words; one shared offset
+//   CFMalloc   flag fused into the next-offset word (one word per access)
+//   CMMalloc   CMalloc with one offset per multiprocessor (per-SM heaps)
+//   CFMMalloc  CFMalloc with one offset per multiprocessor
+//
+// Units. Offsets count 16-byte granules, so data is 16-byte aligned and 31
+// bits address 32 GiB (the paper's 4-byte words: 8 GiB). The header of the
+// chunk at granule g occupies bytes [16g + 8, 16g + 16); its data starts at
+// 16(g + 1) and ends at the next chunk's header. The last granule holds a
+// sentinel header, always used, whose next is granule 0: the list is
+// circular (Fig. 1).
+//
+// Deviation from the paper: stale headers. A merge leaves the absorbed
+// chunk's header inside the merged chunk's data, and the paper argues that
+// no thread can still be standing on it when the data is overwritten. A
+// thread that is descheduled for long (always possible on host threads,
+// rarely on a GPU) can be. Each header therefore carries a tag derived from
+// its position (in the flag word; in the fused form the header is one 8-byte
+// word: tag, flag, next): a compare-and-swap on bytes that are no longer a
+// header fails unless the user's data equals that exact tag (odds of 2^-31),
+// and a walk that reads an impossible header restarts from granule 0, which
+// is never absorbed.
+#pragma once
+
+#include <cstdint>
+
+#include "allocator/cmalloc/bump_malloc.h"
+#include "platform/atomic.h"
+#include "platform/bits.h"
+#include "platform/config.h"
+#include "platform/warp.h"
+
+namespace dynasoar::cmalloc {
+
+/// Largest pool of the circular allocators, in granules (31-bit offsets).
+inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
+
+template <bool kFused, bool kMulti>
+struct CircularMalloc {
+  static constexpr const char* kName =
+      kFused ? (kMulti ? "CFMMalloc" : "CFMalloc") : (kMulti ? "CMMalloc" : "CMalloc");
+  static constexpr bool kCanFree = true;
+  static constexpr bool kCircular = true;
+  static constexpr bool kFusedHeader = kFused;
+  static constexpr bool kMultiOffset = kMulti;
+
+  std::uint64_t mem;          // address of granule 0 (16-byte aligned)
+  std::uint32_t granules;     // pool size; the sentinel is granule granules - 1
+  std::uint32_t heaps;        // offsets: 1, or one per multiprocessor
+  std::uint32_t* offsets;     // the paper's memOffset (per heap)
+  std::uint32_t max_frag;     // split a chunk larger than request * max_frag
+  unsigned* error;
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
+  /// when a walk of two full circles found no free chunk large enough.
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    const std::uint64_t units = aligned_size(n) / kAlignment + 1;  // data granules + header granule
+    const std::uint32_t heap = kMulti ? platform::warp::processor_id() % heaps : 0;
+    if (units < granules) {
+      std::uint32_t g = platform::atomic_load(&offsets[heap]);
+      std::uint32_t next = 0;
+      // Two circles: a full one can miss a chunk freed behind the walk.
+      for (std::uint64_t walked = 0; walked <= 2ull * granules;) {
+        const Claim c = try_claim(g, next);
+        if (c == Claim::kInvalid) {  // a stale header (see above): start again
+          g = 0;
+          walked += 1;
+          continue;
+        }
+        const std::uint32_t size = g == granules - 1 ? 0 : next - g;
+        if (c == Claim::kTaken) {
+          if (units <= size) return take(g, next, size, static_cast<std::uint32_t>(units), heap);
+          release(g);  // too small
+        }
+        walked += size == 0 ? 1 : size;
+        g = next;
+      }
+    }
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+    return nullptr;
+  }
+
+  /// Returns memory from malloc() (Alg. 3, freeCMalloc); nullptr is ignored.
+  DYNASOAR_HD void free(void* p) const {
+    if (p == nullptr) return;
+    const auto g = static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
+    const std::uint32_t next = load_next(g);
+    std::uint32_t after = 0;
+    if (next != granules - 1 && try_claim(next, after) == Claim::kTaken) {
+      // The next chunk was free and is now ours: absorb it. Its header stays
+      // behind, marked used, inside our data.
+      set_next(g, after);
+      platform::atomic_store(&offsets[kMulti ? platform::warp::processor_id() % heaps : 0], after);
+    }
+    release(g);  // release order: our writes (data, merged next) come first
+  }
+
+  /// Writes the sentinel header at the last granule: used, next is granule 0.
+  DYNASOAR_HD void init_sentinel() const {
+    const std::uint32_t g = granules - 1;
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, true, 0));
+    } else {
+      platform::atomic_store(next_word(g), 0u);
+      platform::atomic_store(flag_word(g), tag(g) | 1u);
+    }
+  }
+
+  // --- headers ------------------------------------------------------------------------
+
+  /// Position tag of the header at granule g; bit 0 is the used flag.
+  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint32_t tag(std::uint32_t g) {
+    return static_cast<std::uint32_t>(platform::mix64(g) >> 32) & ~1u;
+  }
+  static constexpr std::uint32_t kUsedBit = 1u << 31;  // fused form: flag in the next word
+
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* flag_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 8);
+  }
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* next_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 12);
+  }
+  // Fused form: one 8-byte word, tag in the high half, used bit and next below.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t* fused_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint64_t*>(mem + kAlignment * g + 8);
+  }
+  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint64_t fused(std::uint32_t g, bool used, std::uint32_t next) {
+    return (static_cast<std::uint64_t>(tag(g)) << 32) | (used ? kUsedBit : 0u) | next;
+  }
+
+  enum class Claim { kTaken, kBusy, kInvalid };
+
+  /// Tries to mark the chunk at g used (Alg. 3 line 5); `next` receives its
+  /// next offset either way. kInvalid: g holds no header (any more).
+  DYNASOAR_HD Claim try_claim(std::uint32_t g, std::uint32_t& next) const {
+    if (g >= granules) return Claim::kInvalid;
+    Claim c = Claim::kBusy;
+    if constexpr (kFused) {
+      std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
+      if ((w >> 32) != tag(g)) return Claim::kInvalid;
+      if ((w & kUsedBit) == 0) {
+        if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire)) c = Claim::kTaken;
+        else if ((w >> 32) != tag(g)) return Claim::kInvalid;
+      }
+      next = static_cast<std::uint32_t>(w) & ~kUsedBit;
+    } else {
+      std::uint32_t seen = tag(g);
+      if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire)) c = Claim::kTaken;
+      else if (seen != (tag(g) | 1u)) return Claim::kInvalid;
+      next = platform::atomic_load(next_word(g), platform::acquire);
+    }
+    // A real header points forward, the sentinel back to granule 0.
+    const bool plausible = g == granules - 1 ? next == 0 : (next > g && next < granules);
+    if (!plausible) {
+      if (c == Claim::kTaken) release(g);
+      return Claim::kInvalid;
+    }
+    return c;
+  }
+
+  DYNASOAR_HD std::uint32_t load_next(std::uint32_t g) const {
+    if constexpr (kFused) return static_cast<std::uint32_t>(platform::atomic_load(fused_word(g))) & ~kUsedBit;
+    else return platform::atomic_load(next_word(g));
+  }
+
+  /// Owner only: links the chunk to `next`, publishing what was written before.
+  DYNASOAR_HD void set_next(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused) platform::atomic_store(fused_word(g), fused(g, true, next), platform::release);
+    else platform::atomic_store(next_word(g), next, platform::release);
+  }
+
+  /// Owner only: marks the chunk free (Alg. 3 lines 11 and 33).
+  DYNASOAR_HD void release(std::uint32_t g) const {
+    if constexpr (kFused) platform::atomic_fetch_and(fused_word(g), ~static_cast<std::uint64_t>(kUsedBit), platform::release);
+    else platform::atomic_store(flag_word(g), tag(g), platform::release);
+  }
+
+  /// Writes the header of a new free chunk (published by the caller's set_next).
+  DYNASOAR_HD void init_free(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, false, next));
+    } else {
+      platform::atomic_store(next_word(g), next);
+      platform::atomic_store(flag_word(g), tag(g));
+    }
+  }
+
+  /// Alg. 3 lines 13-22: split off the rest if the chunk is too large, move
+  /// the offset on, return the data.
+  DYNASOAR_HD void* take(std::uint32_t g, std::uint32_t next, std::uint32_t size, std::uint32_t units,
+                         std::uint32_t heap) const {
+    std::uint32_t after = next;
+    if (units + 1 <= size && static_cast<std::uint64_t>(units) * max_frag <= size) {
+      after = g + units;
+      init_free(after, next);
+      set_next(g, after);  // release: the new header is written before it is linked
+    }
+    platform::atomic_store(&offsets[heap], after);
+    return reinterpret_cast<void*>(mem + kAlignment * (static_cast<std::uint64_t>(g) + 1));
+  }
+};
+
+using CMalloc = CircularMalloc<false, false>;
+using CFMalloc = CircularMalloc<true, false>;
+using CMMalloc = CircularMalloc<false, true>;
+using CFMMalloc = CircularMalloc<true, true>;
+
+}  // namespace dynasoar::cmalloc

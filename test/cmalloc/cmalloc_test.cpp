@@ -1,0 +1,295 @@
+// Conformance of the CMalloc family's raw API (paper 000): every allocator
+// runs the same typed tests, on host threads (host tier) and in kernels
+// (device tier). Allocations are filled with a pattern and checked later,
+// so two threads given overlapping memory show up as a broken pattern, and
+// the ranges handed out are checked for overlap, alignment and bounds.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "allocator/cmalloc/pool_handle.h"
+#include "support/rng.h"
+#include "support/stress_rounds.h"
+
+namespace dynasoar::cmalloc {
+namespace {
+
+using platform::Buffer;
+
+// --- the pre-split pattern (Eq. 1) ----------------------------------------------------
+
+TEST(CMallocPreSplit, BinaryHeapPatternCoversThePool) {
+  for (std::uint32_t heaps : {1u, 3u, 132u}) {
+    for (std::uint64_t granules : {4096ull + 1, 100000ull, (1ull << 22) + 7}) {
+      if (granules < 1 + 4ull * heaps) continue;
+      SCOPED_TRACE("heaps " + std::to_string(heaps) + " granules " + std::to_string(granules));
+      const PreSplit p = PreSplit::plan(granules, heaps, 4);
+      EXPECT_GE(p.root >> (p.levels - 1), 4u) << "the deepest level keeps the minimum chunk";
+      EXPECT_LT((p.region / (p.levels + 1)) >> p.levels, 4u) << "one level more would not";
+      std::uint32_t at = 0;
+      for (std::uint32_t h = 0; h < heaps; ++h) {
+        for (std::uint64_t i = 0; i < p.chunks_per_heap(); ++i) {
+          ASSERT_EQ(p.chunk_start(h, i), at) << "chunks are contiguous, heap " << h << " chunk " << i;
+          const std::uint32_t size = p.chunk_end(h, i) - at;
+          const int level = 63 - platform::clz(i + 1);
+          if (i + 1 < p.chunks_per_heap()) {
+            EXPECT_EQ(size, p.root >> level) << "C(i) = R / 2^floor(log2 i)";
+          } else {
+            EXPECT_GE(size, p.root >> level) << "the last chunk takes what is left";
+          }
+          at = p.chunk_end(h, i);
+        }
+      }
+      EXPECT_EQ(at, granules - 1) << "the sentinel follows the last chunk";
+    }
+  }
+  EXPECT_THROW(PreSplit::plan(10, 4, 4), std::invalid_argument);
+}
+
+// AWMalloc (Alg. 2): a request that does not fit at the end of the pool
+// wraps to its start.
+struct SequentialAllocations {
+  AWMalloc alloc;
+  std::uint64_t* out;
+  int n;
+  std::uint64_t bytes;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    for (int i = 0; i < n; ++i) out[i] = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
+  }
+};
+
+TEST(CMallocAWMalloc, WrapsToThePoolStart) {
+  PoolHandle<AWMalloc> pool(1024);
+  Buffer<std::uint64_t> out(20);
+  platform::parallel_for(1, SequentialAllocations{pool.device(), out.data(), 20, 96});
+  const std::vector<std::uint64_t> p = out.to_vector();
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(p[i], pool.begin() + 96u * i) << i;
+  EXPECT_EQ(p[10], pool.begin()) << "the 11th request does not fit in the 64 bytes left: it wraps";
+  EXPECT_EQ(p[11], pool.begin() + 96u);
+  EXPECT_FALSE(pool.out_of_memory());
+}
+
+// --- the typed suite ------------------------------------------------------------------
+
+struct Held {
+  std::uint64_t address;  // 0: none
+  std::uint64_t bytes;
+  std::uint64_t sig;
+};
+
+DYNASOAR_HD void fill_user_data(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
+  auto* w = reinterpret_cast<std::uint64_t*>(address);
+  for (std::uint64_t k = 0; k < bytes / 8; ++k) w[k] = sig + k;
+}
+DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
+  const auto* w = reinterpret_cast<const std::uint64_t*>(address);
+  for (std::uint64_t k = 0; k < bytes / 8; ++k)
+    if (w[k] != sig + k) return false;
+  return true;
+}
+
+// Each worker makes `per_worker` allocations of 8..max_bytes bytes, fills
+// them, and keeps them. counters: [0] nullptrs, [1] misaligned.
+template <class Alloc>
+struct AllocateAndKeep {
+  Alloc alloc;
+  Held* held;
+  unsigned long long* counters;
+  std::size_t workers_wanted;
+  int per_worker;
+  std::uint64_t max_bytes;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    test::Rng rng(0xC3A1, w);
+    for (int i = 0; i < per_worker; ++i) {
+      const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
+      void* p = alloc.malloc(bytes);
+      Held& h = held[w * static_cast<std::size_t>(per_worker) + static_cast<std::size_t>(i)];
+      h = {reinterpret_cast<std::uint64_t>(p), bytes, platform::mix64(w * 1000003ull + static_cast<std::uint64_t>(i))};
+      if (p == nullptr) {
+        platform::atomic_fetch_add(&counters[0], 1ull);
+        continue;
+      }
+      if (h.address % kAlignment != 0) platform::atomic_fetch_add(&counters[1], 1ull);
+      fill_user_data(h.address, bytes, h.sig);
+    }
+  }
+};
+
+template <class Alloc>
+struct CheckKept {
+  const Held* held;
+  unsigned long long* broken;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (held[i].address != 0 && !user_data_intact(held[i].address, held[i].bytes, held[i].sig))
+      platform::atomic_fetch_add(broken, 1ull);
+  }
+};
+
+template <class Alloc>
+struct FreeKept {
+  Alloc alloc;
+  const Held* held;
+  DYNASOAR_HD void operator()(std::size_t i) const { alloc.free(reinterpret_cast<void*>(held[i].address)); }
+};
+
+// Workers that allocate, fill, check and free at random, holding up to
+// kSlots allocations each. counters: [0] nullptrs, [1] broken patterns.
+constexpr int kSlots = 4;
+template <class Alloc>
+struct Churn {
+  Alloc alloc;
+  unsigned long long* counters;
+  std::size_t workers_wanted;
+  int rounds;
+  std::uint64_t max_bytes;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    test::Rng rng(0x5EED, w);
+    Held mine[kSlots] = {};
+    unsigned long long nulls = 0, broken = 0;
+    for (int r = 0; r < rounds; ++r) {
+      Held& h = mine[rng.below(kSlots)];
+      if (h.address != 0) {
+        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+        alloc.free(reinterpret_cast<void*>(h.address));
+        h.address = 0;
+        continue;
+      }
+      const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
+      void* p = alloc.malloc(bytes);
+      if (p == nullptr) {
+        ++nulls;
+        continue;
+      }
+      h = {reinterpret_cast<std::uint64_t>(p), bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r))};
+      fill_user_data(h.address, bytes, h.sig);
+    }
+    for (Held& h : mine)
+      if (h.address != 0) {
+        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+        alloc.free(reinterpret_cast<void*>(h.address));
+      }
+    platform::atomic_fetch_add(&counters[0], nulls);
+    platform::atomic_fetch_add(&counters[1], broken);
+  }
+};
+
+template <class Alloc>
+class CMallocConformance : public ::testing::Test {
+ protected:
+  static constexpr std::size_t kWorkers = platform::kCudaBuild ? 8192 : 16;
+};
+
+using Allocators = ::testing::Types<AtomicMalloc, AWMalloc, CMalloc, CFMalloc, CMMalloc, CFMMalloc>;
+struct AllocatorNames {
+  template <class T>
+  static std::string GetName(int) {
+    return T::kName;
+  }
+};
+TYPED_TEST_SUITE(CMallocConformance, Allocators, AllocatorNames);
+
+// Concurrent allocations in a pool with room for all of them: none fails,
+// every range is 16-byte aligned, inside the pool and disjoint from all
+// others, and every pattern survives the other workers' writes.
+TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact) {
+  const std::size_t workers = this->kWorkers;
+  constexpr int per_worker = 16;
+  constexpr std::uint64_t max_bytes = 256;
+  // Four times the largest possible demand (with headers), so that no
+  // variant fills up and AWMalloc never wraps.
+  PoolHandle<TypeParam> pool(4 * workers * per_worker * (max_bytes + 32));
+  Buffer<Held> held(workers * per_worker);
+  Buffer<unsigned long long> counters(2);
+  counters.zero();
+  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
+                                                                 workers, per_worker, max_bytes});
+  platform::synchronize();
+  std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_EQ(c[0], 0u) << "allocations failed in a pool with room";
+  EXPECT_EQ(c[1], 0u) << "allocations not 16-byte aligned";
+  EXPECT_NO_THROW(pool.check_errors());
+
+  counters.zero();
+  platform::parallel_for(workers * per_worker, CheckKept<TypeParam>{held.data(), counters.data()});
+  EXPECT_EQ(counters.to_vector()[0], 0u) << "patterns overwritten: two allocations overlap";
+
+  std::vector<Held> h = held.to_vector();
+  std::sort(h.begin(), h.end(), [](const Held& a, const Held& b) { return a.address < b.address; });
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    ASSERT_GE(h[i].address, pool.begin());
+    ASSERT_LE(h[i].address + h[i].bytes, pool.end());
+    if (i > 0) {
+      ASSERT_LE(h[i - 1].address + h[i - 1].bytes, h[i].address) << "overlapping ranges";
+    }
+  }
+}
+
+// Many rounds of allocate / check / free by many workers move far more bytes
+// through the pool than it holds: memory must be reused, and no pattern may
+// break while its owner holds it.
+TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
+  if (!TypeParam::kCanFree) GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
+  const std::size_t workers = this->kWorkers;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 256 : 20000);
+  constexpr std::uint64_t max_bytes = 512;
+  // Eight times what the workers can hold at once.
+  const std::uint64_t pool_bytes = 8 * workers * kSlots * (max_bytes + 32);
+  PoolHandle<TypeParam> pool(pool_bytes);
+  Buffer<unsigned long long> counters(2);
+  counters.zero();
+  platform::parallel_workers(workers, Churn<TypeParam>{pool.device(), counters.data(), workers, rounds, max_bytes});
+  platform::synchronize();
+  const std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
+  EXPECT_EQ(c[0], 0u) << "allocations failed although the pool had room";
+  const double moved = static_cast<double>(workers) * rounds / 2 * (max_bytes / 2);
+  EXPECT_GT(moved, 2.0 * static_cast<double>(pool_bytes)) << "the test must cycle the pool";
+
+  // Everything is free again: one more round of allocations succeeds.
+  Buffer<Held> held(workers);
+  counters.zero();
+  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
+                                                                 workers, 1, max_bytes});
+  platform::synchronize();
+  EXPECT_EQ(counters.to_vector()[0], 0u);
+}
+
+// Out of memory: malloc returns nullptr and raises the flag; allocations made
+// before are intact, and the pool works again once memory is freed.
+TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
+  if (std::string(TypeParam::kName) == "AWMalloc") GTEST_SKIP() << "AWMalloc wraps instead of running out (Sec. 5.1)";
+  const std::size_t workers = this->kWorkers;
+  constexpr int per_worker = 16;
+  constexpr std::uint64_t max_bytes = 256;
+  // Room for about half of the requests.
+  PoolHandle<TypeParam> pool(workers * per_worker * (max_bytes / 2 + 16) / 2);
+  Buffer<Held> held(workers * per_worker);
+  Buffer<unsigned long long> counters(2);
+  counters.zero();
+  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
+                                                                 workers, per_worker, max_bytes});
+  platform::synchronize();
+  const std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_GT(c[0], 0u) << "the pool must run out in this test";
+  EXPECT_LT(c[0], workers * per_worker) << "some allocations must succeed";
+  EXPECT_THROW(pool.check_errors(), OutOfMemory);
+  EXPECT_FALSE(pool.out_of_memory()) << "check_errors clears the flag";
+  counters.zero();
+  platform::parallel_for(workers * per_worker, CheckKept<TypeParam>{held.data(), counters.data()});
+  EXPECT_EQ(counters.to_vector()[0], 0u) << "allocations made before the pool ran out were overwritten";
+  if (!TypeParam::kCanFree) return;
+  platform::parallel_for(workers * per_worker, FreeKept<TypeParam>{pool.device(), held.data()});
+  counters.zero();
+  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
+                                                                 workers, 1, max_bytes});
+  platform::synchronize();
+  EXPECT_EQ(counters.to_vector()[0], 0u) << "freed memory serves new requests";
+}
+
+}  // namespace
+}  // namespace dynasoar::cmalloc
