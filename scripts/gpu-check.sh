@@ -8,7 +8,7 @@
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test and
 #             soa_test; memcheck and synccheck on the two stress tests
 #             with DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} rounds per thread
-#   bench     bitmap_bench and soa_bench (or those named in BENCHES), CSVs in OUT_DIR
+#   bench     bitmap_bench, soa_bench and cmalloc_bench (or those named in BENCHES), CSVs in OUT_DIR
 # Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
 set -uo pipefail
 BIN=${1:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
@@ -77,7 +77,7 @@ run_sanitize() {
 
 run_bench() {
   local rc b
-  for b in ${BENCHES:-bitmap_bench soa_bench}; do
+  for b in ${BENCHES:-bitmap_bench soa_bench cmalloc_bench}; do
     "$BIN/$b" --csv "$OUT/$b.csv" >"$OUT/$b.log" 2>&1; rc=$?
     note "$b: exit $rc, $(grep -vc '^#' "$OUT/$b.csv" 2>/dev/null) csv lines"
     ((rc == 0)) || status=1

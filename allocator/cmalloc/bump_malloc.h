@@ -33,6 +33,7 @@ struct AtomicMalloc {
   static constexpr const char* kName = "AtomicMalloc";
   static constexpr bool kCanFree = false;
   static constexpr bool kCircular = false;
+  static constexpr bool kDeviceHeap = false;
 
   std::uint64_t mem;                 // address of the pool (16-byte aligned)
   std::uint64_t bytes;               // pool size, a multiple of 16
@@ -57,6 +58,7 @@ struct AWMalloc {
   static constexpr const char* kName = "AWMalloc";
   static constexpr bool kCanFree = false;
   static constexpr bool kCircular = false;
+  static constexpr bool kDeviceHeap = false;
 
   std::uint64_t mem;
   std::uint64_t bytes;

@@ -49,6 +49,7 @@ struct CircularMalloc {
       kFused ? (kMulti ? "CFMMalloc" : "CFMalloc") : (kMulti ? "CMMalloc" : "CMalloc");
   static constexpr bool kCanFree = true;
   static constexpr bool kCircular = true;
+  static constexpr bool kDeviceHeap = false;
   static constexpr bool kFusedHeader = kFused;
   static constexpr bool kMultiOffset = kMulti;
 

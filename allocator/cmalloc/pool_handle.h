@@ -14,6 +14,7 @@
 #include "allocator/cmalloc/bump_malloc.h"
 #include "allocator/cmalloc/circular_malloc.h"
 #include "allocator/cmalloc/presplit.h"
+#include "allocator/cuda_malloc/cuda_malloc.h"
 #include "platform/error.h"
 #include "platform/executor.h"
 #include "platform/memory.h"
@@ -57,9 +58,24 @@ class PoolHandle {
                                   " bytes is too small");
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
-    pool_ = platform::Buffer<std::uint64_t>(granules * 2);  // 16 bytes per granule
-    alloc_.mem = reinterpret_cast<std::uint64_t>(pool_.data());
     alloc_.error = error_.data();
+    if constexpr (Alloc::kDeviceHeap) {
+      device_heap_bytes_ = reserve_device_heap(bytes);
+    } else {
+      pool_ = platform::Buffer<std::uint64_t>(granules * 2);  // 16 bytes per granule
+      alloc_.mem = reinterpret_cast<std::uint64_t>(pool_.data());
+      set_up_pool(granules, options, s);
+    }
+    platform::synchronize(s);
+  }
+
+  PoolHandle(const PoolHandle&) = delete;
+  PoolHandle& operator=(const PoolHandle&) = delete;
+
+ private:
+  // The circular allocators' pre-split chunks and offsets; the bump
+  // allocators' counter.
+  void set_up_pool(std::uint64_t granules, const PoolOptions& options, Stream s) {
     if constexpr (Alloc::kCircular) {
       if (granules > kMaxGranules)
         throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
@@ -85,21 +101,33 @@ class PoolHandle {
       alloc_.bytes = granules * kAlignment;
       alloc_.offset = counter_.data();
     }
-    platform::synchronize(s);
   }
 
-  PoolHandle(const PoolHandle&) = delete;
-  PoolHandle& operator=(const PoolHandle&) = delete;
-
+ public:
   /// The allocator for kernels (pass by value): malloc(bytes), free(p).
   Alloc device() const { return alloc_; }
 
-  std::uint64_t bytes() const { return pool_.size() * sizeof(std::uint64_t); }
-  /// Address range of the pool, for tests: [begin, end).
-  std::uint64_t begin() const { return alloc_.mem; }
-  std::uint64_t end() const { return alloc_.mem + bytes(); }
+  /// Pool bytes (for CudaMalloc: the device heap's size, which may exceed
+  /// the request if an earlier pool set it larger).
+  std::uint64_t bytes() const {
+    return Alloc::kDeviceHeap ? device_heap_bytes_ : pool_.size() * sizeof(std::uint64_t);
+  }
+  /// Address range of the pool, for tests: [begin, end) (not for CudaMalloc).
+  std::uint64_t begin() const { return pool_address(); }
+  std::uint64_t end() const { return pool_address() + bytes(); }
   /// The pre-split pattern (circular allocators).
   const PreSplit& presplit() const { return plan_; }
+
+  /// Bump allocators (they cannot free): make the whole pool free again.
+  /// Every pointer from the pool must be dead. Waits for the stream.
+  void reset() {
+    if constexpr (!Alloc::kCircular && !Alloc::kDeviceHeap) {
+      counter_.zero(stream_);
+      platform::synchronize(stream_);
+    } else {
+      throw std::logic_error(std::string(Alloc::kName) + ": reset() is for AtomicMalloc and AWMalloc; free instead");
+    }
+  }
 
   bool out_of_memory() const {
     unsigned e = 0;
@@ -117,6 +145,32 @@ class PoolHandle {
   }
 
  private:
+  std::uint64_t pool_address() const {
+    if constexpr (Alloc::kDeviceHeap) return 0;
+    else return alloc_.mem;
+  }
+
+  // CUDA fixes the device heap's size when the first kernel that calls
+  // malloc runs; until then it can be set. Afterwards a pool no larger than
+  // the current heap still works, a larger one cannot be had.
+  static std::uint64_t reserve_device_heap(std::uint64_t bytes) {
+#if DYNASOAR_CUDA
+    std::size_t current = 0;
+    DYNASOAR_CUDA_CHECK(cudaDeviceGetLimit(&current, cudaLimitMallocHeapSize));
+    if (current < bytes && cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      throw std::invalid_argument("CudaMalloc: the device heap is fixed at " + std::to_string(current) +
+                                  " bytes (a kernel already allocated); " + std::to_string(bytes) +
+                                  " requested. Create the largest pool first.");
+    }
+    DYNASOAR_CUDA_CHECK(cudaDeviceGetLimit(&current, cudaLimitMallocHeapSize));
+    return current;
+#else
+    return bytes;  // the C library's heap
+#endif
+  }
+
+  std::uint64_t device_heap_bytes_ = 0;
   Stream stream_;
   Alloc alloc_{};
   PreSplit plan_{};

@@ -1,0 +1,34 @@
+// CUDA's built-in device heap (malloc/free in kernels) behind the raw API of
+// the CMalloc family, as the baseline of paper 000 Sec. 4.2. Its size is
+// the device's cudaLimitMallocHeapSize, set by PoolHandle<CudaMalloc> before
+// the first kernel that allocates (CUDA fixes it at that point). In host
+// builds the C library's malloc stands in (it does not run out).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "allocator/cmalloc/bump_malloc.h"
+#include "platform/atomic.h"
+#include "platform/config.h"
+
+namespace dynasoar::cmalloc {
+
+struct CudaMalloc {
+  static constexpr const char* kName = "CudaMalloc";
+  static constexpr bool kCanFree = true;
+  static constexpr bool kCircular = false;
+  static constexpr bool kDeviceHeap = true;  // the pool is CUDA's, not ours
+
+  unsigned* error;
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag).
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    void* p = ::malloc(aligned_size(n));  // CUDA aligns to 16; so does glibc on 64-bit hosts
+    if (p == nullptr) platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+    return p;
+  }
+  DYNASOAR_HD void free(void* p) const { ::free(p); }
+};
+
+}  // namespace dynasoar::cmalloc

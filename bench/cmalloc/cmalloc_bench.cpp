@@ -1,0 +1,347 @@
+// Benchmarks of the raw allocators of the CMalloc family and of CUDA's device
+// malloc on the GPU (not tests); paper 000 Sec. 6-7.
+//
+// 1. survey: one million allocations per launch, freed by a second launch
+//    (where the allocator can free): 16-byte requests one per thread,
+//    16-byte requests one per warp (lane 0 of 2^25 threads), and 1 KiB
+//    requests one per thread. Pool of 4 GiB for every allocator.
+// 2. generic: the tests of Sec. 6 with the settings of Table 2, the block
+//    count scaled to the GPU (one block of 256 threads per multiprocessor;
+//    lane 0 of each warp allocates): [AD] allocate then free, payload 16 B to
+//    128 KiB; [ACD] ten allocations per thread, then ten frees; [P] ten
+//    launches that allocate with probability 0.75 when holding nothing and
+//    free with probability 0.75 when holding something. Pool of 2 GiB.
+// 3. registers: registers of a kernel with one allocation and one free per
+//    thread (the paper's Table 1, uncoalesced column).
+//
+// Every launch that gets nullptr is reported in the notes column (failed=N);
+// a row with failures does not meet any target.
+//
+// Usage: cmalloc_bench [--quick] [--csv FILE] [--only NAME]... [--allocator NAME]...
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "allocator/cmalloc/pool_handle.h"
+#include "bench/support/gpu_bench.h"
+
+namespace {
+
+using namespace dynasoar::cmalloc;
+using dynasoar::bench::fmt;
+using dynasoar::bench::Timing;
+
+constexpr unsigned kThreadsPerBlock = 256;
+
+// --- kernels ----------------------------------------------------------------------------
+
+// Thread t (or lane 0 of warp t with per_warp) allocates `bytes` k times.
+template <class Alloc>
+__global__ void alloc_kernel(Alloc a, void** out, std::uint64_t bytes, bool per_warp, int k,
+                             unsigned long long* failed) {
+  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (per_warp && t % 32 != 0) return;
+  const std::size_t slot = per_warp ? t / 32 : t;
+  const std::size_t stride = per_warp ? static_cast<std::size_t>(gridDim.x) * blockDim.x / 32
+                                      : static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (int i = 0; i < k; ++i) {
+    void* p = a.malloc(bytes);
+    if (p == nullptr) atomicAdd(failed, 1ull);
+    out[static_cast<std::size_t>(i) * stride + slot] = p;
+  }
+}
+
+template <class Alloc>
+__global__ void free_kernel(Alloc a, void* const* ptrs, std::size_t n) {
+  const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n && ptrs[i] != nullptr) a.free(ptrs[i]);
+}
+
+// [AD] and [ACD]: lane 0 of each warp allocates k times, then frees.
+template <class Alloc>
+__global__ void cycle_kernel(Alloc a, std::uint64_t bytes, int k, unsigned long long* failed) {
+  if (threadIdx.x % 32 != 0) return;
+  void* held[100];
+  for (int i = 0; i < k; ++i) {
+    held[i] = a.malloc(bytes);
+    if (held[i] == nullptr) atomicAdd(failed, 1ull);
+  }
+  for (int i = 0; i < k; ++i)
+    if (held[i] != nullptr) a.free(held[i]);
+}
+
+// [P]: one launch of the probability test; `slot` keeps each warp's memory
+// between launches.
+template <class Alloc>
+__global__ void probability_kernel(Alloc a, void** slot, std::uint64_t bytes, unsigned launch,
+                                   unsigned long long* counts /* allocs, frees, failed */) {
+  if (threadIdx.x % 32 != 0) return;
+  const std::size_t w = (static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const std::uint64_t r = dynasoar::platform::mix64(w * 0x9E3779B97F4A7C15ull + launch);
+  const bool coin = (r >> 40) % 4 != 0;  // probability 0.75
+  if (slot[w] == nullptr) {
+    if (coin) {
+      slot[w] = a.malloc(bytes);
+      atomicAdd(&counts[slot[w] != nullptr ? 0 : 2], 1ull);
+    }
+  } else if (coin) {
+    a.free(slot[w]);
+    slot[w] = nullptr;
+    atomicAdd(&counts[1], 1ull);
+  }
+}
+
+template <class Alloc>
+__global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
+  void* p = a.malloc(bytes);
+  if (p != nullptr) {
+    *static_cast<int*>(p) = 1;
+    a.free(p);
+  } else {
+    *sink = 1;
+  }
+}
+
+unsigned grid_for(std::size_t n) { return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Times `launch` once untimed; then reps times (3 if the first run took over
+// 100 ms, so a collapsing allocator does not stall the whole benchmark).
+Timing time_adaptive(const std::function<void()>& launch, const std::function<void()>& between, int reps) {
+  cudaEvent_t a, b;
+  DYNASOAR_CUDA_CHECK(cudaEventCreate(&a));
+  DYNASOAR_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> ms;
+  for (int r = 0; r <= reps; ++r) {
+    between();
+    DYNASOAR_CUDA_CHECK(cudaEventRecord(a));
+    launch();
+    DYNASOAR_CUDA_CHECK(cudaEventRecord(b));
+    DYNASOAR_CUDA_CHECK(cudaEventSynchronize(b));
+    float t = 0;
+    DYNASOAR_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
+    if (r == 0) {
+      if (t > 100.0f) reps = std::min(reps, 3);
+      continue;
+    }
+    ms.push_back(t);
+  }
+  DYNASOAR_CUDA_CHECK(cudaEventDestroy(a));
+  DYNASOAR_CUDA_CHECK(cudaEventDestroy(b));
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), static_cast<int>(ms.size())};
+}
+
+std::string row(const std::string& bench, const std::string& impl, const std::string& config, std::uint64_t n,
+                const Timing& t, const std::string& notes) {
+  return bench + "," + impl + "," + config + "," + std::to_string(n) + "," + fmt(t.median_ms, "%.5f") + "," +
+         fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) + "," + fmt(t.median_ms * 1e6 / static_cast<double>(n)) +
+         "," + notes;
+}
+
+// Failures are counted per row; clear the pool's flag so it does not
+// carry over.
+template <class Alloc>
+void clear_error(PoolHandle<Alloc>& pool) {
+  try {
+    pool.check_errors();
+  } catch (const dynasoar::OutOfMemory&) {
+  }
+}
+
+struct Options {
+  bool quick = false;
+};
+
+// --- 1. survey ---------------------------------------------------------------------------
+
+template <class Alloc>
+void survey(dynasoar::bench::Csv& csv, const Options& o) {
+  constexpr std::uint64_t kPool = std::uint64_t{4} << 30;
+  PoolHandle<Alloc> pool(kPool);
+  const std::size_t n = std::size_t{1} << 20;
+  dynasoar::platform::Buffer<void*> ptrs(n);
+  dynasoar::platform::Buffer<unsigned long long> failed(1);
+  struct Case {
+    const char* name;
+    std::uint64_t bytes;
+    bool per_warp;
+  };
+  for (const Case c : {Case{"16B_per_thread", 16, false}, Case{"16B_per_warp", 16, true},
+                       Case{"1KiB_per_thread", 1024, false}}) {
+    const std::size_t threads = c.per_warp ? n * 32 : n;
+    failed.zero();
+    auto release = [&] {
+      if constexpr (Alloc::kCanFree) {
+        free_kernel<<<grid_for(n), kThreadsPerBlock>>>(pool.device(), ptrs.data(), n);
+      } else {
+        pool.reset();
+      }
+    };
+    bool have = false;  // ptrs hold live allocations
+    const Timing alloc = time_adaptive(
+        [&] { alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(pool.device(), ptrs.data(), c.bytes, c.per_warp, 1, failed.data()); },
+        [&] {
+          if (have) release();
+          DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+          have = true;
+        },
+        o.quick ? 3 : 10);
+    const unsigned long long f = failed.to_vector()[0];
+    std::string notes = "failed=" + std::to_string(f) + " pool=" + std::to_string(pool.bytes());
+    csv.line(row("survey_malloc", Alloc::kName, c.name, n, alloc, notes));
+    if constexpr (Alloc::kCanFree) {
+      // ptrs hold the last timed launch's allocations: time freeing them,
+      // then allocate again untimed for the next round.
+      const Timing fr = time_adaptive([&] { release(); },
+                                      [&] {
+                                        if (!have) {
+                                          alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(
+                                              pool.device(), ptrs.data(), c.bytes, c.per_warp, 1, failed.data());
+                                          DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+                                        }
+                                        have = false;
+                                      },
+                                      o.quick ? 3 : 10);
+      csv.line(row("survey_free", Alloc::kName, c.name, n, fr, notes));
+    } else {
+      release();
+      have = false;
+    }
+    clear_error(pool);
+  }
+}
+
+// --- 2. the tests of Sec. 6 --------------------------------------------------------------
+
+template <class Alloc>
+void generic(dynasoar::bench::Csv& csv, const Options& o) {
+  constexpr std::uint64_t kPool = std::uint64_t{2} << 30;
+  PoolHandle<Alloc> pool(kPool);
+  const unsigned blocks = dynasoar::platform::processors();  // one block per multiprocessor
+  const std::size_t warps = static_cast<std::size_t>(blocks) * kThreadsPerBlock / 32;
+  dynasoar::platform::Buffer<unsigned long long> failed(3);
+  auto reset = [&] {
+    if constexpr (!Alloc::kCanFree) pool.reset();
+  };
+  std::vector<std::uint64_t> payloads = {16, 1024, 16384, 131072};
+  if (o.quick) payloads = {16, 1024};
+  for (std::uint64_t bytes : payloads) {
+    for (int k : {1, 10}) {
+      failed.zero();
+      const Timing t = time_adaptive(
+          [&] { cycle_kernel<<<blocks, kThreadsPerBlock>>>(pool.device(), bytes, k, failed.data()); }, reset,
+          o.quick ? 3 : 5);
+      csv.line(row(k == 1 ? "AD" : "ACD", Alloc::kName, std::to_string(bytes) + "B", warps * k, t,
+                   "failed=" + std::to_string(failed.to_vector()[0]) + " blocks=" + std::to_string(blocks)));
+    }
+  }
+  // [P]: ten launches, 16-byte payload, 1 .. all blocks.
+  for (unsigned b : {1u, blocks / 4, blocks}) {
+    if (b == 0) continue;
+    const std::size_t w = static_cast<std::size_t>(b) * kThreadsPerBlock / 32;
+    dynasoar::platform::Buffer<void*> slot(w);
+    std::vector<unsigned long long> c;
+    const Timing t = time_adaptive(
+        [&] {
+          for (unsigned launch = 0; launch < 10; ++launch)
+            probability_kernel<<<b, kThreadsPerBlock>>>(pool.device(), slot.data(), 16, launch, failed.data());
+        },
+        [&] {
+          // Free what the previous run left, then start empty.
+          if constexpr (Alloc::kCanFree) free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
+          reset();
+          slot.zero();
+          failed.zero();
+        },
+        o.quick ? 3 : 5);
+    c = failed.to_vector();
+    csv.line(row("P", Alloc::kName, std::to_string(b) + "_blocks", c[0] + c[1], t,
+                 "allocs=" + std::to_string(c[0]) + " frees=" + std::to_string(c[1]) + " failed=" + std::to_string(c[2])));
+    if constexpr (Alloc::kCanFree) free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
+    reset();
+  }
+  clear_error(pool);
+}
+
+// --- 3. registers --------------------------------------------------------------------------
+
+template <class Alloc>
+void registers(dynasoar::bench::Csv& csv) {
+  cudaFuncAttributes a{};
+  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc>));
+  csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," + std::to_string(a.numRegs) +
+           ",local_bytes=" + std::to_string(a.localSizeBytes));
+}
+
+template <class Alloc>
+void run_all(dynasoar::bench::Csv& csv, const Options& o, const std::vector<std::string>& only,
+             const std::vector<std::string>& allocators) {
+  auto want = [](const std::vector<std::string>& list, const std::string& name) {
+    return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
+  };
+  if (!want(allocators, Alloc::kName)) return;
+  std::fprintf(stderr, "cmalloc_bench: %s\n", Alloc::kName);
+  if (want(only, "registers")) registers<Alloc>(csv);
+  if (want(only, "survey")) survey<Alloc>(csv, o);
+  if (want(only, "generic")) generic<Alloc>(csv, o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  std::string csv_path;
+  std::vector<std::string> only, allocators;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") {
+      o.quick = true;
+    } else if (a == "--csv" && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else if (a == "--only" && i + 1 < argc) {
+      only.push_back(argv[++i]);
+    } else if (a == "--allocator" && i + 1 < argc) {
+      allocators.push_back(argv[++i]);
+    } else {
+      std::fprintf(stderr,
+                   "usage: %s [--quick] [--csv FILE] [--only survey|generic|registers]... [--allocator NAME]...\n"
+                   "  NAME: CudaMalloc AtomicMalloc AWMalloc CMalloc CFMalloc CMMalloc CFMMalloc\n",
+                   argv[0]);
+      return 2;
+    }
+  }
+  try {
+    dynasoar::bench::Csv csv(
+        csv_path,
+        {"benchmark: cmalloc family", "date: " + dynasoar::bench::utc_now(),
+         "device: " + dynasoar::bench::device_description(),
+         "command: " + dynasoar::bench::command_line(argc, argv),
+         "timing: CUDA events, one untimed run, median of reps (3 reps when a run takes over 100 ms)",
+         "columns: n = allocations (P: allocations + frees); ns_per_op = median / n; registers rows: "
+         "the register count in ns_per_op's place"},
+        "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
+    // CUDA's device heap is sized once, before its first allocating kernel:
+    // it goes first, with the largest pool.
+    run_all<CudaMalloc>(csv, o, only, allocators);
+    run_all<AtomicMalloc>(csv, o, only, allocators);
+    run_all<AWMalloc>(csv, o, only, allocators);
+    run_all<CFMMalloc>(csv, o, only, allocators);
+    run_all<CMMalloc>(csv, o, only, allocators);
+    run_all<CFMalloc>(csv, o, only, allocators);
+    run_all<CMalloc>(csv, o, only, allocators);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cmalloc_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
