@@ -109,11 +109,7 @@ __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
 
 unsigned grid_for(std::size_t n) { return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock); }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using dynasoar::bench::median;
 
 // Times `launch` once untimed; then reps times (3 if the first run took over
 // 100 ms, so a collapsing allocator does not stall the whole benchmark).
@@ -320,6 +316,15 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::vector<std::string> benches = {"survey", "generic", "registers"};
+  const std::vector<std::string> names = {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc",
+                                          "CFMalloc",   "CMMalloc",     "CFMMalloc"};
+  for (const auto& [list, known] : {std::pair{&only, &benches}, std::pair{&allocators, &names}})
+    for (const std::string& n : *list)
+      if (std::find(known->begin(), known->end(), n) == known->end()) {
+        std::fprintf(stderr, "cmalloc_bench: unknown name '%s'\n", n.c_str());
+        return 2;
+      }
   try {
     dynasoar::bench::Csv csv(
         csv_path,

@@ -149,11 +149,7 @@ struct Options {
   bool quick = false;
 };
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using dynasoar::bench::median;
 
 // Times two launches that follow each other (allocate, then free) with CUDA
 // events: `warmup` untimed rounds, then `reps` timed ones. `check` runs
@@ -486,6 +482,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  const std::vector<std::string> known = {"scalability", "utilisation", "ablation", "do_all", "empty", "registers"};
+  for (const std::string& name : only)
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::fprintf(stderr, "soa_bench: unknown benchmark '%s' for --only\n", name.c_str());
+      return 2;
+    }
   auto want = [&](const char* name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
   try {
     dynasoar::bench::Csv csv(

@@ -24,6 +24,14 @@ struct Timing {
   int reps = 0;
 };
 
+/// Median of a non-empty sample.
+inline double median(std::vector<double> v) {
+  if (v.empty()) throw std::invalid_argument("median of no values");
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 /// Times `launch` (which only queues work on `stream`) with CUDA events:
 /// `warmup` untimed runs, then `reps` timed runs; median and minimum.
 template <class Launch>
@@ -46,9 +54,7 @@ Timing time_gpu(const Launch& launch, int warmup, int reps, cudaStream_t stream 
   }
   DYNASOAR_CUDA_CHECK(cudaEventDestroy(start));
   DYNASOAR_CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  const double median = reps % 2 ? ms[reps / 2] : 0.5 * (ms[reps / 2 - 1] + ms[reps / 2]);
-  return {median, ms.front(), reps};
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), reps};
 }
 
 /// "2026-11-23T10:00:00Z"
