@@ -224,16 +224,28 @@ struct HeapState {
     // Release: the object's last writes happen before its slot is reusable.
     const word before = platform::atomic_fetch_and(&header(block)->allocation, ~mask, platform::acq_rel);
     if (before == kAllSlots) active[type].set(block);  // was full: a slot is free now
-    if ((before & ~mask) == padding_bits(capacity[type])) try_delete_block(block, type);
+    if ((before & ~mask) == padding_bits(capacity[type])) try_delete_block(block);
   }
 
   /// The caller emptied the block: invalidate it and return it to the free
   /// blocks, unless another thread reserved a slot meanwhile (Alg. 9, App. A.2).
-  DYNASOAR_HD void try_delete_block(bit_index block, unsigned type) const {
+  ///
+  /// The class is read from the block header after the invalidation, not
+  /// taken from the caller: between the caller's release and this call,
+  /// other threads may have filled and emptied the block, deleted it, and
+  /// initialised it for another class. Invalidating that block is harmless
+  /// (it is rolled back or the block is empty), but its bitmaps are those of
+  /// the new class; using the caller's class corrupted them (found by the
+  /// SoaStress.TinyHeapBlocksChangeClassUnderContention test). Once our
+  /// fetch_or has set every free slot, the block cannot change class until
+  /// we roll back, so the class read then is the block's own.
+  DYNASOAR_HD void try_delete_block(bit_index block) const {
     word* bits = &header(block)->allocation;
-    const word padding = padding_bits(capacity[type]);
     for (;;) {
       const word before = platform::atomic_fetch_or(bits, kAllSlots, platform::acq_rel);
+      if (before == kAllSlots) return;  // full, or already deleted: nothing to do
+      const auto type = platform::atomic_load(&header(block)->type);
+      const word padding = padding_bits(capacity[type]);
       if (before == padding) {  // we set every slot: the block is ours
         active[type].clear(block);
         allocated[type].clear(block);
@@ -241,7 +253,6 @@ struct HeapState {
         return;
       }
       const word invalidated = ~before;
-      if (invalidated == 0) return;  // others filled it again; the filler deactivated it
       // Others hold slots: roll back. Our invalidation filled the block, which
       // should have deactivated it; that step was deferred. If someone freed a
       // slot in between, it saw a full block and now waits to activate it:
