@@ -197,12 +197,6 @@ class BitmapRef {
   DYNASOAR_HD static word bit_mask(std::uint64_t pos) { return word{1} << (pos % kWordBits); }
 
  private:
-  // Sets bit `pos` of level `level`, retrying until this thread changed it,
-  // and walks up while each change set the first bit of its container. The
-  // levels above are changed with the retrying form, never the try_ form: a
-  // concurrent operation on the other half of a pair may not have reached
-  // that level yet, and dropping the update would leave the level
-  // inconsistent for good (Sec. 4.1.3). Iterative: no stack on the GPU.
   // One pass over the level-0 containers from a drawn one; returns the first
   // set bit for which take(pos) is true.
   template <class Take>
@@ -220,6 +214,12 @@ class BitmapRef {
     return kNoBit;
   }
 
+  // Sets bit `pos` of level `level`, retrying until this thread changed it,
+  // and walks up while each change set the first bit of its container. The
+  // levels above are changed with the retrying form, never the try_ form: a
+  // concurrent operation on the other half of a pair may not have reached
+  // that level yet, and dropping the update would leave the level
+  // inconsistent for good (Sec. 4.1.3). Iterative: no stack on the GPU.
   DYNASOAR_HD void set_from(int level, std::uint64_t pos) const {
     for (; level < levels_; ++level, pos /= kWordBits) {
       word prev;

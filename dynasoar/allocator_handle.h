@@ -157,6 +157,13 @@ class AllocatorHandle {
   /// Bytes of every block (header and data segment) of this allocator type.
   static constexpr std::uint64_t kBlockBytes = Registry::kBlockBytes;
 
+  /// Classes that have blocks (abstract ones have none).
+  static constexpr std::uint64_t kConcreteClasses = [] {
+    std::uint64_t n = 0;
+    for (unsigned c : Registry::kCapacityById) n += c != 0;
+    return n;
+  }();
+
   /// Heap bytes that hold `objects` objects of T (whole blocks).
   template <class T>
   static constexpr std::uint64_t bytes_for(std::uint64_t objects) {
@@ -171,13 +178,11 @@ class AllocatorHandle {
   explicit AllocatorHandle(std::uint64_t heap_bytes, soa::HeapOptions options = {}, Stream s = {})
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
-    std::uint64_t concrete = 0;
-    for (unsigned c : Registry::kCapacityById) concrete += c != 0;
-    if (blocks < concrete)
+    if (blocks < kConcreteClasses)
       throw std::invalid_argument("AllocatorHandle: a heap of " + std::to_string(heap_bytes) +
                                   " bytes has " + std::to_string(blocks) + " blocks of " +
                                   std::to_string(kBlockBytes) + " bytes; it needs at least one per class (" +
-                                  std::to_string(concrete) + ")");
+                                  std::to_string(kConcreteClasses) + ")");
     if (blocks > kMaxBitmapCapacity)
       throw std::invalid_argument("AllocatorHandle: " + std::to_string(blocks) +
                                   " blocks are more than the block bitmaps can index (" +
@@ -220,9 +225,7 @@ class AllocatorHandle {
   ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
   template <class T>
   static AllocatorHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {}, Stream s = {}) {
-    std::uint64_t concrete = 0;
-    for (unsigned c : Registry::kCapacityById) concrete += c != 0;
-    return AllocatorHandle(bytes_for<T>(objects) + (concrete - 1) * kBlockBytes, options, s);
+    return AllocatorHandle(bytes_for<T>(objects) + (kConcreteClasses - 1) * kBlockBytes, options, s);
   }
 
   AllocatorHandle(const AllocatorHandle&) = delete;

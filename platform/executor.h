@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -93,25 +94,37 @@ inline int current_device_attribute(cudaDeviceAttr attr) {
 
 }  // namespace detail
 
-/// How many threads can run at once: on the GPU the resident threads of all
-/// multiprocessors, on the host the hardware threads.
-/// The GPU figure is cached per device: every launch asks for it, and two
-/// attribute queries per launch are a visible part of a short operation.
-inline std::size_t concurrent_threads() {
 #if DYNASOAR_CUDA
+namespace detail {
+/// Multiprocessors and resident threads per multiprocessor of the current
+/// device, cached per device: every launch asks, and two attribute queries
+/// per launch are a visible part of a short operation.
+struct DeviceShape {
+  unsigned multiprocessors;
+  unsigned threads_per_multiprocessor;
+};
+inline DeviceShape device_shape() {
   constexpr int kCachedDevices = 64;
-  static std::atomic<std::size_t> cache[kCachedDevices] = {};
+  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // both figures packed; 0: not yet known
   int device = 0;
   DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
-  if (device < kCachedDevices) {
-    const std::size_t cached = cache[device].load(std::memory_order_relaxed);
-    if (cached != 0) return cached;
+  std::uint64_t packed = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (packed == 0) {
+    packed = static_cast<std::uint64_t>(current_device_attribute(cudaDevAttrMultiProcessorCount)) << 32 |
+             static_cast<std::uint32_t>(current_device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor));
+    if (device < kCachedDevices) cache[device].store(packed, std::memory_order_relaxed);
   }
-  const std::size_t threads =
-      static_cast<std::size_t>(detail::current_device_attribute(cudaDevAttrMultiProcessorCount)) *
-      static_cast<std::size_t>(detail::current_device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor));
-  if (device < kCachedDevices) cache[device].store(threads, std::memory_order_relaxed);
-  return threads;
+  return {static_cast<unsigned>(packed >> 32), static_cast<unsigned>(packed)};
+}
+}  // namespace detail
+#endif
+
+/// How many threads can run at once: on the GPU the resident threads of all
+/// multiprocessors, on the host the hardware threads.
+inline std::size_t concurrent_threads() {
+#if DYNASOAR_CUDA
+  const detail::DeviceShape d = detail::device_shape();
+  return static_cast<std::size_t>(d.multiprocessors) * d.threads_per_multiprocessor;
 #else
   return host_threads();
 #endif
@@ -120,7 +133,7 @@ inline std::size_t concurrent_threads() {
 /// Multiprocessors of the GPU; hardware threads on the host.
 inline unsigned processors() {
 #if DYNASOAR_CUDA
-  return static_cast<unsigned>(detail::current_device_attribute(cudaDevAttrMultiProcessorCount));
+  return detail::device_shape().multiprocessors;
 #else
   return host_threads();
 #endif

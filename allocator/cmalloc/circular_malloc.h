@@ -64,7 +64,7 @@ struct CircularMalloc {
   /// when a walk of two full circles found no free chunk large enough.
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
     const std::uint64_t units = aligned_size(n) / kAlignment + 1;  // data granules + header granule
-    const std::uint32_t heap = kMulti ? platform::warp::processor_id() % heaps : 0;
+    const std::uint32_t heap = home_heap();
     if (units < granules) {
       std::uint32_t g = platform::atomic_load(&offsets[heap]);
       std::uint32_t next = 0;
@@ -99,10 +99,13 @@ struct CircularMalloc {
       // The next chunk was free and is now ours: absorb it. Its header stays
       // behind, marked used, inside our data.
       set_next(g, after);
-      platform::atomic_store(&offsets[kMulti ? platform::warp::processor_id() % heaps : 0], after);
+      platform::atomic_store(&offsets[home_heap()], after);
     }
     release(g);  // release order: our writes (data, merged next) come first
   }
+
+  /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the one.
+  DYNASOAR_HD std::uint32_t home_heap() const { return kMulti ? platform::warp::processor_id() % heaps : 0; }
 
   /// Writes the sentinel header at the last granule: used, next is granule 0.
   DYNASOAR_HD void init_sentinel() const {

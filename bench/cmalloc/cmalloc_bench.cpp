@@ -280,51 +280,26 @@ void registers(dynasoar::bench::Csv& csv) {
 }
 
 template <class Alloc>
-void run_all(dynasoar::bench::Csv& csv, const Options& o, const std::vector<std::string>& only,
-             const std::vector<std::string>& allocators) {
-  auto want = [](const std::vector<std::string>& list, const std::string& name) {
-    return list.empty() || std::find(list.begin(), list.end(), name) != list.end();
-  };
-  if (!want(allocators, Alloc::kName)) return;
+void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench::Selection& only,
+             const dynasoar::bench::Selection& allocators) {
+  if (!allocators.wants(Alloc::kName)) return;
   std::fprintf(stderr, "cmalloc_bench: %s\n", Alloc::kName);
-  if (want(only, "registers")) registers<Alloc>(csv);
-  if (want(only, "survey")) survey<Alloc>(csv, o);
-  if (want(only, "generic")) generic<Alloc>(csv, o);
+  if (only.wants("registers")) registers<Alloc>(csv);
+  if (only.wants("survey")) survey<Alloc>(csv, o);
+  if (only.wants("generic")) generic<Alloc>(csv, o);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  dynasoar::bench::Args args;
+  dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers"}, {}};
+  dynasoar::bench::Selection allocators{
+      "--allocator", {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"}, {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators})) return 2;
   Options o;
-  std::string csv_path;
-  std::vector<std::string> only, allocators;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") {
-      o.quick = true;
-    } else if (a == "--csv" && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (a == "--only" && i + 1 < argc) {
-      only.push_back(argv[++i]);
-    } else if (a == "--allocator" && i + 1 < argc) {
-      allocators.push_back(argv[++i]);
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--quick] [--csv FILE] [--only survey|generic|registers]... [--allocator NAME]...\n"
-                   "  NAME: CudaMalloc AtomicMalloc AWMalloc CMalloc CFMalloc CMMalloc CFMMalloc\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  const std::vector<std::string> benches = {"survey", "generic", "registers"};
-  const std::vector<std::string> names = {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc",
-                                          "CFMalloc",   "CMMalloc",     "CFMMalloc"};
-  for (const auto& [list, known] : {std::pair{&only, &benches}, std::pair{&allocators, &names}})
-    for (const std::string& n : *list)
-      if (std::find(known->begin(), known->end(), n) == known->end()) {
-        std::fprintf(stderr, "cmalloc_bench: unknown name '%s'\n", n.c_str());
-        return 2;
-      }
+  o.quick = args.quick;
+  const std::string csv_path = args.csv;
   try {
     dynasoar::bench::Csv csv(
         csv_path,

@@ -271,7 +271,7 @@ void bench_scalability(dynasoar::bench::Csv& csv, const Options& o) {
   }
 }
 
-void bench_utilisation(dynasoar::bench::Csv& csv, const Options& o) {
+void bench_utilisation(dynasoar::bench::Csv& csv) {
   const std::uint64_t heap_bytes = std::uint64_t{1} << 30;
   for (std::size_t threads : {std::size_t{16384}, std::size_t{1} << 20}) {
     std::size_t free_before = 0, free_after = 0, total = 0;
@@ -303,7 +303,6 @@ void bench_utilisation(dynasoar::bench::Csv& csv, const Options& o) {
                      " percent_of_block_slots=" + fmt(of_blocks, "%.3f") + " heap_bytes=" +
                      std::to_string(heap_bytes) + " device_bytes=" + std::to_string(device_bytes) +
                      " time=one fill of an empty heap"));
-    (void)o;
   }
 }
 
@@ -463,32 +462,13 @@ void bench_registers(dynasoar::bench::Csv& csv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dynasoar::bench::Args args;
+  dynasoar::bench::Selection only{"--only", {"scalability", "utilisation", "ablation", "do_all", "empty", "registers"}, {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only})) return 2;
   Options o;
-  std::string csv_path;
-  std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--quick") {
-      o.quick = true;
-    } else if (a == "--csv" && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (a == "--only" && i + 1 < argc) {
-      only.push_back(argv[++i]);
-    } else {
-      std::fprintf(stderr,
-                   "usage: %s [--quick] [--csv FILE] [--only NAME]...\n"
-                   "  NAME: scalability utilisation ablation do_all empty registers\n",
-                   argv[0]);
-      return 2;
-    }
-  }
-  const std::vector<std::string> known = {"scalability", "utilisation", "ablation", "do_all", "empty", "registers"};
-  for (const std::string& name : only)
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::fprintf(stderr, "soa_bench: unknown benchmark '%s' for --only\n", name.c_str());
-      return 2;
-    }
-  auto want = [&](const char* name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
+  o.quick = args.quick;
+  const std::string csv_path = args.csv;
+  auto want = [&](const char* name) { return only.wants(name); };
   try {
     dynasoar::bench::Csv csv(
         csv_path,
@@ -504,7 +484,7 @@ int main(int argc, char** argv) {
     if (want("empty")) bench_empty_do_all(csv, o);
     if (want("do_all")) bench_do_all(csv, o);
     if (want("scalability")) bench_scalability(csv, o);
-    if (want("utilisation")) bench_utilisation(csv, o);
+    if (want("utilisation")) bench_utilisation(csv);
     if (want("ablation")) bench_ablation(csv, o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "soa_bench: %s\n", e.what());

@@ -107,6 +107,60 @@ class Csv {
   std::ofstream file_;
 };
 
+/// A repeatable option such as `--only NAME` whose values must be among
+/// `choices`; nothing chosen means all.
+struct Selection {
+  std::string option;
+  std::vector<std::string> choices;
+  std::vector<std::string> chosen;
+  bool wants(const std::string& value) const {
+    return chosen.empty() || std::find(chosen.begin(), chosen.end(), value) != chosen.end();
+  }
+};
+
+/// The options every benchmark takes.
+struct Args {
+  bool quick = false;
+  std::string csv;
+};
+
+/// Parses --quick, --csv FILE and the selections. On anything else (an
+/// unknown option, a missing value, a value not among the choices) prints
+/// what is wrong and the usage, and returns false.
+inline bool parse_args(int argc, char** argv, Args& args, const std::vector<Selection*>& selections) {
+  auto usage = [&](const std::string& problem) {
+    std::string u = "usage: " + std::string(argv[0]) + " [--quick] [--csv FILE]";
+    for (const Selection* s : selections) u += " [" + s->option + " NAME]...";
+    for (const Selection* s : selections) {
+      u += "\n  " + s->option + ":";
+      for (const std::string& c : s->choices) u += " " + c;
+    }
+    std::fprintf(stderr, "%s\n%s\n", problem.c_str(), u.c_str());
+    return false;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--quick") {
+      args.quick = true;
+      continue;
+    }
+    if (i + 1 >= argc) return usage("missing value or unknown option: " + a);
+    if (a == "--csv") {
+      args.csv = argv[++i];
+      continue;
+    }
+    Selection* s = nullptr;
+    for (Selection* candidate : selections)
+      if (candidate->option == a) s = candidate;
+    if (s == nullptr) return usage("unknown option: " + a);
+    const std::string value = argv[++i];
+    if (std::find(s->choices.begin(), s->choices.end(), value) == s->choices.end())
+      return usage("unknown value for " + a + ": " + value);
+    s->chosen.push_back(value);
+  }
+  return true;
+}
+
 inline std::string fmt(double v, const char* spec = "%.4g") {
   char buf[64];
   std::snprintf(buf, sizeof buf, spec, v);

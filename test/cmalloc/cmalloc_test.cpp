@@ -92,6 +92,16 @@ DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, st
   return true;
 }
 
+// Allocates 8..max_bytes bytes (a multiple of 8) and fills them with the
+// pattern of `sig`; the address is 0 if malloc returned nullptr.
+template <class Alloc>
+DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes, std::uint64_t sig) {
+  const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
+  const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
+  if (address != 0) fill_user_data(address, bytes, sig);
+  return {address, bytes, sig};
+}
+
 // Each worker makes `per_worker` allocations of 8..max_bytes bytes, fills
 // them, and keeps them. counters: [0] nullptrs, [1] misaligned.
 template <class Alloc>
@@ -106,21 +116,14 @@ struct AllocateAndKeep {
     if (w >= workers_wanted) return;
     test::Rng rng(0xC3A1, w);
     for (int i = 0; i < per_worker; ++i) {
-      const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
-      void* p = alloc.malloc(bytes);
-      Held& h = held[w * static_cast<std::size_t>(per_worker) + static_cast<std::size_t>(i)];
-      h = {reinterpret_cast<std::uint64_t>(p), bytes, platform::mix64(w * 1000003ull + static_cast<std::uint64_t>(i))};
-      if (p == nullptr) {
-        platform::atomic_fetch_add(&counters[0], 1ull);
-        continue;
-      }
-      if (h.address % kAlignment != 0) platform::atomic_fetch_add(&counters[1], 1ull);
-      fill_user_data(h.address, bytes, h.sig);
+      const Held h = allocate_filled(alloc, rng, max_bytes, platform::mix64(w * 1000003ull + static_cast<std::uint64_t>(i)));
+      held[w * static_cast<std::size_t>(per_worker) + static_cast<std::size_t>(i)] = h;
+      if (h.address == 0) platform::atomic_fetch_add(&counters[0], 1ull);
+      else if (h.address % kAlignment != 0) platform::atomic_fetch_add(&counters[1], 1ull);
     }
   }
 };
 
-template <class Alloc>
 struct CheckKept {
   const Held* held;
   unsigned long long* broken;
@@ -160,14 +163,8 @@ struct Churn {
         h.address = 0;
         continue;
       }
-      const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
-      void* p = alloc.malloc(bytes);
-      if (p == nullptr) {
-        ++nulls;
-        continue;
-      }
-      h = {reinterpret_cast<std::uint64_t>(p), bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r))};
-      fill_user_data(h.address, bytes, h.sig);
+      h = allocate_filled(alloc, rng, max_bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+      if (h.address == 0) ++nulls;
     }
     for (Held& h : mine)
       if (h.address != 0) {
@@ -216,7 +213,7 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
   EXPECT_NO_THROW(pool.check_errors());
 
   counters.zero();
-  platform::parallel_for(workers * per_worker, CheckKept<TypeParam>{held.data(), counters.data()});
+  platform::parallel_for(workers * per_worker, CheckKept{held.data(), counters.data()});
   EXPECT_EQ(counters.to_vector()[0], 0u) << "patterns overwritten: two allocations overlap";
 
   std::vector<Held> h = held.to_vector();
@@ -286,7 +283,7 @@ TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
   EXPECT_THROW(pool.check_errors(), OutOfMemory);
   EXPECT_FALSE(pool.out_of_memory()) << "check_errors clears the flag";
   counters.zero();
-  platform::parallel_for(workers * per_worker, CheckKept<TypeParam>{held.data(), counters.data()});
+  platform::parallel_for(workers * per_worker, CheckKept{held.data(), counters.data()});
   EXPECT_EQ(counters.to_vector()[0], 0u) << "allocations made before the pool ran out were overwritten";
   if (!TypeParam::kCanFree) return;
   platform::parallel_for(workers * per_worker, FreeKept<TypeParam>{pool.device(), held.data()});
