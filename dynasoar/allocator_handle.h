@@ -17,11 +17,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "allocator/soa/heap.h"
 #include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/operations.h"
 #include "dynasoar/soa_allocator.h"
 #include "platform/executor.h"
 #include "platform/memory.h"
@@ -30,56 +32,7 @@ namespace dynasoar {
 
 // dynasoar::OutOfMemory (platform/error.h): a `new` in device code found the heap full.
 
-/// Occupancy of the blocks of one class.
-struct TypeStatistics {
-  unsigned type_id = 0;
-  unsigned capacity = 0;       // slots per block
-  std::uint64_t blocks = 0;    // allocated blocks
-  std::uint64_t objects = 0;   // live objects
-  /// Unused slots among the allocated blocks (paper Sec. 6.3): 1 - objects / (blocks * capacity).
-  double fragmentation() const {
-    return blocks == 0 ? 0.0 : 1.0 - static_cast<double>(objects) / (static_cast<double>(blocks) * capacity);
-  }
-};
-
 namespace soa {
-
-/// Arguments of a parallel operation, stored by value in a trivially
-/// copyable functor (std::tuple is not trivially copyable).
-template <class... Args>
-struct ArgPack;
-template <>
-struct ArgPack<> {
-  template <class F>
-  DYNASOAR_HD void apply(F&& f) const {
-    f();
-  }
-};
-template <class A, class... Rest>
-struct ArgPack<A, Rest...> {
-  A head;
-  ArgPack<Rest...> tail;
-  template <class F>
-  DYNASOAR_HD void apply(F&& f) const {
-    tail.apply([&](const auto&... rest) { f(head, rest...); });
-  }
-};
-inline ArgPack<> pack_args() { return {}; }
-template <class A, class... Rest>
-ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest) {
-  return {std::forward<A>(a), pack_args(std::forward<Rest>(rest)...)};
-}
-
-template <class Alloc, class T, class Pack>
-struct NewObjects {
-  Alloc alloc;
-  Pack args;
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    T* p = alloc.template allocate<T>();
-    if (p == nullptr) return;  // out of memory: the error flag is raised
-    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
-  }
-};
 
 /// Copies the allocation bitmaps of the listed blocks to their iteration
 /// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
@@ -95,26 +48,34 @@ struct SnapshotBlocks {
   }
 };
 
-/// The do-all kernel (paper Sec. 3.7): thread t takes slot t % capacity of
-/// blocks t / capacity, t / capacity + stride, ... of the block list, so
-/// consecutive threads work on consecutive slots of one block.
-template <class T, auto Method, class Pack>
+/// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
+/// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
+/// consecutive threads work on consecutive slots of one block. The grid is
+/// sized for the device, not for the block count (only the device knows
+/// it), so each thread visits many blocks in turn.
+///
+/// One instance per concrete class, with its type id and capacity as
+/// template arguments, so the object pointers made here carry constant type
+/// and capacity bits (the block address is masked to the pointer's address
+/// bits, which lets the compiler see that). The heap's base address and
+/// block size travel in the kernel parameters.
+template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
 struct DoAll {
-  HeapState* state;
+  std::uint64_t heap_base;
+  std::uint64_t block_bytes;
   const bit_index* blocks;
   const bit_index* count;
-  unsigned type;
-  unsigned capacity;
-  std::size_t threads;  // a multiple of capacity
+  std::size_t threads;  // a multiple of kCapacity
   Pack args;
+
   DYNASOAR_HD void operator()(std::size_t t) const {
-    const unsigned slot = static_cast<unsigned>(t % capacity);
-    const std::size_t stride = threads / capacity;
-    const bit_index n = *count;
-    for (std::size_t k = t / capacity; k < n; k += stride) {
-      const bit_index block = blocks[k];
-      if (((state->header(block)->iteration >> slot) & 1u) == 0) continue;
-      T* obj = reinterpret_cast<T*>(make_pointer(state->block_address(block), slot, capacity, type));
+    const unsigned slot = static_cast<unsigned>(t % kCapacity);
+    const std::size_t stride = threads / kCapacity;
+    const std::size_t n = *count;
+    for (std::size_t k = t / kCapacity; k < n; k += stride) {
+      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      if (((reinterpret_cast<const BlockHeader*>(block)->iteration >> slot) & 1u) == 0) continue;
+      T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
     }
   }
@@ -146,9 +107,13 @@ struct GatherHeaders {
 }  // namespace soa
 
 /// Owns the object heap of allocator type Alloc (a SoaAllocator<...>).
+/// Users name it AllocatorHandle<Alloc> (below), the same for every back end.
 template <class Alloc>
-class AllocatorHandle {
+class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
+  friend class HandleOps<SoaHandle>;
+
  public:
+  using Allocator = Alloc;
   using Registry = typename Alloc::Registry;
   using Stream = platform::Stream;
   static constexpr std::size_t kNumTypes = Registry::kNumTypes;
@@ -175,7 +140,7 @@ class AllocatorHandle {
   /// blocks), plus its bitmaps. Throws std::invalid_argument if it cannot
   /// hold one block per concrete class or more blocks than a bitmap can
   /// index, and dynasoar::CudaError if device memory runs out.
-  explicit AllocatorHandle(std::uint64_t heap_bytes, soa::HeapOptions options = {}, Stream s = {})
+  explicit SoaHandle(std::uint64_t heap_bytes, soa::HeapOptions options = {}, Stream s = {})
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
     if (blocks < kConcreteClasses)
@@ -224,12 +189,12 @@ class AllocatorHandle {
   /// Blocks of other classes take room of their own.
   ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
   template <class T>
-  static AllocatorHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {}, Stream s = {}) {
-    return AllocatorHandle(bytes_for<T>(objects) + (kConcreteClasses - 1) * kBlockBytes, options, s);
+  static SoaHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {}, Stream s = {}) {
+    return SoaHandle(bytes_for<T>(objects) + (kConcreteClasses - 1) * kBlockBytes, options, s);
   }
 
-  AllocatorHandle(const AllocatorHandle&) = delete;
-  AllocatorHandle& operator=(const AllocatorHandle&) = delete;
+  SoaHandle(const SoaHandle&) = delete;
+  SoaHandle& operator=(const SoaHandle&) = delete;
 
   /// The handle for kernels (pass by value).
   Alloc device() const { return Alloc(state_.data()); }
@@ -238,55 +203,24 @@ class AllocatorHandle {
   std::uint64_t heap_bytes() const { return static_cast<std::uint64_t>(num_blocks_) * kBlockBytes; }
   Stream stream() const { return stream_; }
 
-  /// Creates n objects of T: T(i, args...) for i < n (paper: parallel_new).
-  /// Returns when done; throws OutOfMemory if the heap ran out (the objects
-  /// that fit were created).
-  template <class T, class... Args>
-  void parallel_new(std::size_t n, Args&&... args) {
-    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw std::invalid_argument("parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
-    const auto pack = soa::pack_args(std::forward<Args>(args)...);
-    platform::parallel_for(n, soa::NewObjects<Alloc, T, decltype(pack)>{device(), pack}, stream_);
-    platform::synchronize(stream_);
-    check_errors();
-  }
-
-  /// Runs (obj->*Method)(args...) on every object of T and of its subclasses
-  /// that exists when the call starts (paper: parallel_do), one kernel per
-  /// class. Objects created meanwhile are not visited; an object may destroy
-  /// itself. Returns when done.
-  template <class T, auto Method, class... Args>
-  void parallel_do(Args&&... args) {
-    parallel_do_async<T, Method>(std::forward<Args>(args)...);
-    platform::synchronize(stream_);
-    check_errors();
-  }
-  /// Same, with T the class that declares Method. Note that for an inherited
-  /// method that is the base class, so all its subclasses are visited; name
-  /// T explicitly (parallel_do<Fish, &Fish::move>) to visit one subclass only.
-  template <auto Method, class... Args>
-  void parallel_do(Args&&... args) {
-    parallel_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
-  }
-
   /// parallel_do without waiting: everything is queued on the handle's
   /// stream, with no host synchronisation between the steps (snapshot,
   /// block enumeration, do-all kernel). Call check_errors() after the stream
   /// is done to learn about allocation failures.
   template <class T, auto Method, class... Args>
   void parallel_do_async(Args&&... args) {
-    const auto pack = soa::pack_args(std::forward<Args>(args)...);
-    for_each_concrete<T>([&](unsigned type) {
-      const unsigned cap = Registry::kCapacityById[type];
+    const auto pack = detail::pack_args(std::forward<Args>(args)...);
+    this->template for_each_concrete_constant<Registry, T>([&](auto type_constant) {
+      constexpr unsigned type = decltype(type_constant)::value;
+      constexpr unsigned cap = Registry::kCapacityById[type];
       list_blocks(type);
       platform::parallel_workers(workers_for_blocks(),
                                  soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(), type},
                                  stream_);
       const std::size_t threads = do_all_threads(cap);
       platform::parallel_for(threads,
-                             soa::DoAll<T, Method, decltype(pack)>{state_.data(), block_list_.data(),
-                                                                   block_count_.data(), type, cap, threads,
-                                                                   pack},
+                             soa::DoAll<T, Method, decltype(pack), type, cap>{
+                                 heap_base(), kBlockBytes, block_list_.data(), block_count_.data(), threads, pack},
                              stream_);
     });
   }
@@ -295,7 +229,7 @@ class AllocatorHandle {
   template <class T>
   std::uint64_t count() {
     std::uint64_t total = 0;
-    for_each_concrete<T>([&](unsigned type) { total += count_type(type); });
+    this->template for_each_concrete<Registry, T>([&](unsigned type) { total += count_type(type); });
     return total;
   }
 
@@ -303,7 +237,7 @@ class AllocatorHandle {
   template <class T>
   std::vector<TypeStatistics> statistics() {
     std::vector<TypeStatistics> out;
-    for_each_concrete<T>([&](unsigned type) {
+    this->template for_each_concrete<Registry, T>([&](unsigned type) {
       TypeStatistics st;
       st.type_id = type;
       st.capacity = Registry::kCapacityById[type];
@@ -387,11 +321,9 @@ class AllocatorHandle {
   }
 
  private:
-  template <class T, class F>
-  static void for_each_concrete(F&& f) {
-    for (std::uint64_t m = Registry::template kConcreteSubtypes<T>; m != 0; m &= m - 1)
-      f(static_cast<unsigned>(platform::ctz(m)));
-  }
+  // parallel_new needs no preparation: blocks are taken as objects come.
+  template <class T>
+  void prepare_new(std::size_t) {}
 
   // Writes the allocated blocks of `type` to block_list_ / block_count_ (device).
   void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list_.data(), block_count_.data(), stream_); }
@@ -421,6 +353,8 @@ class AllocatorHandle {
     return std::max<std::size_t>(1, std::min(want, needed) / cap) * cap;
   }
 
+  std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
+
   std::vector<soa::BlockHeader> read_headers() const {
     platform::Buffer<soa::BlockHeader> headers(num_blocks_);
     platform::parallel_for(num_blocks_, soa::GatherHeaders{state_.data(), headers.data()}, stream_);
@@ -439,5 +373,11 @@ class AllocatorHandle {
   platform::Buffer<bit_index> block_count_;
   mutable platform::Buffer<unsigned long long> total_;
 };
+
+/// The host handle of an allocator, whatever its back end: it owns the
+/// memory (RAII) and runs parallel_new, parallel_do, count and statistics.
+///   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);
+template <class Alloc>
+using AllocatorHandle = typename Alloc::Handle;
 
 }  // namespace dynasoar

@@ -50,7 +50,7 @@ class Field {
   /// The value's address in its SOA array.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T* data_ptr() const {
     const auto object = reinterpret_cast<std::uintptr_t>(this) - index();
-    return soa::field_address<Info<>, index(), T>(object);
+    return C::Allocator::template field_address<Info<>, index(), T>(object);
   }
   DYNASOAR_HD DYNASOAR_FORCEINLINE T& get() const { return *data_ptr(); }
   DYNASOAR_HD DYNASOAR_FORCEINLINE operator T&() const { return get(); }  // NOLINT

@@ -446,16 +446,16 @@ void registers(dynasoar::bench::Csv& csv, const std::string& name, Kernel* kerne
 void bench_registers(dynasoar::bench::Csv& csv) {
   namespace soa = dynasoar::soa;
   namespace detail = dynasoar::platform::detail;
-  using NoArgs = decltype(soa::pack_args());
-  using FloatArg = decltype(soa::pack_args(0.0f));
+  using NoArgs = decltype(dynasoar::detail::pack_args());
+  using FloatArg = decltype(dynasoar::detail::pack_args(0.0f));
   registers(csv, "heap_alloc", heap_alloc);
   registers(csv, "heap_fill", heap_fill);
   registers(csv, "heap_free", heap_free);
   registers(csv, "bump_alloc", bump_alloc);
-  registers(csv, "parallel_new<Particle>", detail::parallel_for_kernel<soa::NewObjects<DoAllAlloc, Particle, NoArgs>>);
+  registers(csv, "parallel_new<Particle>", detail::parallel_for_kernel<dynasoar::detail::NewObjects<DoAllAlloc, Particle, NoArgs>>);
   registers(csv, "snapshot", detail::parallel_workers_kernel<soa::SnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
-            detail::parallel_for_kernel<soa::DoAll<Particle, &Particle::step, FloatArg>>);
+            detail::parallel_for_kernel<soa::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
   registers(csv, "soa_step(baseline)", soa_step);
 }
 

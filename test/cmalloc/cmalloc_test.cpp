@@ -235,7 +235,8 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
 TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
   if (!TypeParam::kCanFree) GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
   const std::size_t workers = this->kWorkers;
-  const int rounds = test::stress_rounds(platform::kCudaBuild ? 256 : 20000);
+  // At least 320 rounds: fewer would not move twice the pool through it (checked below).
+  const int rounds = std::max(test::stress_rounds(platform::kCudaBuild ? 640 : 20000), 320);
   constexpr std::uint64_t max_bytes = 512;
   // Eight times what the workers can hold at once.
   const std::uint64_t pool_bytes = 8 * workers * kSlots * (max_bytes + 32);

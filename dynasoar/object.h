@@ -1,0 +1,134 @@
+// What every object allocator of the framework shares, whatever its memory
+// layout (SOA heap or plain structs on a byte allocator): the root class of
+// user classes, the field-declaration macros, `destroy`, and device_do.
+//
+// An object allocator A (SoaAllocator, ByteAllocator) is a trivially
+// copyable device handle that provides
+//   using Types = soa::TypeList<...>;  using Registry = soa::Registry<Types>;
+//   static constexpr bool kIsObjectAllocator = true;
+//   template <class C> C* allocate() const;        // memory for one C, or nullptr
+//   template <class C> void free(C*) const;        // give it back (no destructor)
+//   template <class C> static bool is_a(const void*);
+//   template <class T, class F> void for_each_object(F&&) const;   // sequential
+//   template <class Info, std::size_t J, class T> static T* field_address(std::uint64_t object);
+// and derives from DeviceOps<A> for device_do.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "allocator/soa/layout.h"
+#include "allocator/soa/type_list.h"
+#include "dynasoar/field.h"
+#include "platform/config.h"
+
+namespace dynasoar {
+
+/// Member-function pointer traits: the class a method belongs to.
+template <class M>
+struct MethodClass;
+template <class C, class R, class... A>
+struct MethodClass<R (C::*)(A...)> {
+  using type = C;
+};
+template <class C, class R, class... A>
+struct MethodClass<R (C::*)(A...) const> {
+  using type = C;
+};
+
+/// device_do for an object allocator A (CRTP): built on A::for_each_object.
+template <class A>
+class DeviceOps {
+ public:
+  /// Runs (obj->*Method)(args...) for every object of T and its subclasses,
+  /// sequentially in the calling thread (paper: device_do). Objects created
+  /// or deleted meanwhile may or may not be visited.
+  template <class T, auto Method, class... Args>
+  DYNASOAR_HD void device_do(Args&&... args) const {
+    static_cast<const A*>(this)->template for_each_object<T>([&](T* obj) { (obj->*Method)(args...); });
+  }
+  /// Same, with T taken from the method (the class that declares it).
+  template <auto Method, class... Args>
+  DYNASOAR_HD void device_do(Args&&... args) const {
+    device_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
+  }
+};
+
+/// The root of every user class (`AllocatorT::Base`). It has no data; it
+/// gives classes the Field template and instance-of checks.
+template <class Alloc>
+class Object {
+ public:
+  using Allocator = Alloc;
+  template <class C, int N>
+  using Field = ::dynasoar::Field<C, N>;
+
+  /// True if this object is a C (or a subclass of C).
+  template <class C>
+  DYNASOAR_HD bool is_a() const {
+    return Alloc::template is_a<C>(this);
+  }
+  /// This object as a C*, or nullptr if it is not a C.
+  template <class C>
+  DYNASOAR_HD C* cast() const {
+    return is_a<C>() ? reinterpret_cast<C*>(const_cast<Object*>(this)) : nullptr;
+  }
+};
+
+/// Runs the destructor of `*p` and frees its memory (paper: destroy). The
+/// destructor is the one of the static type T, as with `delete` of a class
+/// without virtual functions. Null is ignored.
+template <class A, class T, class = std::enable_if_t<A::kIsObjectAllocator>>
+DYNASOAR_HD void destroy(const A& alloc, T* p) {
+  if (p == nullptr) return;
+  p->~T();
+  alloc.free(p);
+}
+template <class A, class T, class = std::enable_if_t<A::kIsObjectAllocator>>
+DYNASOAR_HD void destroy(const A* alloc, T* p) {
+  destroy(*alloc, p);
+}
+
+}  // namespace dynasoar
+
+// Implementation of the two declaration macros. Class-specific placement
+// `operator new` makes `new (alloc) Class(args...)` allocate with the
+// class's allocator;
+// it is a template so that it is only compiled where it is used (abstract
+// classes and classes still incomplete at this point are fine). `noexcept`:
+// a null result (heap full) skips the constructor and yields nullptr.
+#define DYNASOAR_DECLARE_FIELDS_(Class, Abstract, ...)                                         \
+  using DynasoarThis = Class;                                                                  \
+  using FieldTypes = ::dynasoar::soa::TypeList<__VA_ARGS__>;                                   \
+  static constexpr bool kDynasoarAbstract = Abstract;                                          \
+  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA& alloc) noexcept {      \
+    return alloc.template allocate<Class>();                                                   \
+  }                                                                                            \
+  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA* alloc) noexcept {      \
+    return alloc->template allocate<Class>();                                                  \
+  }                                                                                            \
+  /* Called only if a constructor throws (host builds): give the slot back. */                 \
+  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void operator delete(void* p, const DynasoarA& alloc) noexcept {          \
+    alloc.free(static_cast<Class*>(p));                                                        \
+  }                                                                                            \
+  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void operator delete(void* p, const DynasoarA* alloc) noexcept {          \
+    alloc->free(static_cast<Class*>(p));                                                       \
+  }
+
+/// Declares the types of the fields a class adds to its base class, in the
+/// order of their Field<Class, 0>, Field<Class, 1>, ... members (paper
+/// Listing 1). Put it in the public part of the class. A class that adds no
+/// fields writes declare_field_types(Class).
+#define declare_field_types(Class, ...) DYNASOAR_DECLARE_FIELDS_(Class, false __VA_OPT__(, ) __VA_ARGS__)
+
+/// The same for an abstract class: it is never allocated and has no blocks;
+/// its fields and methods are used through its subclasses.
+#define declare_abstract_field_types(Class, ...) \
+  DYNASOAR_DECLARE_FIELDS_(Class, true __VA_OPT__(, ) __VA_ARGS__)
