@@ -73,7 +73,8 @@ struct DoAll {
     const std::size_t stride = threads / kCapacity;
     const std::size_t n = *count;
     for (std::size_t k = t / kCapacity; k < n; k += stride) {
-      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      const std::uint64_t block =
+          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
       if (((reinterpret_cast<const BlockHeader*>(block)->iteration >> slot) & 1u) == 0) continue;
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
@@ -101,7 +102,9 @@ struct CountObjects {
 struct GatherHeaders {
   HeapState* state;
   BlockHeader* out;
-  DYNASOAR_HD void operator()(std::size_t b) const { out[b] = *state->header(static_cast<bit_index>(b)); }
+  DYNASOAR_HD void operator()(std::size_t b) const {
+    out[b] = *state->header(static_cast<bit_index>(b));
+  }
 };
 
 }  // namespace soa
@@ -144,10 +147,10 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
     if (blocks < kConcreteClasses)
-      throw std::invalid_argument("AllocatorHandle: a heap of " + std::to_string(heap_bytes) +
-                                  " bytes has " + std::to_string(blocks) + " blocks of " +
-                                  std::to_string(kBlockBytes) + " bytes; it needs at least one per class (" +
-                                  std::to_string(kConcreteClasses) + ")");
+      throw std::invalid_argument(
+          "AllocatorHandle: a heap of " + std::to_string(heap_bytes) + " bytes has " +
+          std::to_string(blocks) + " blocks of " + std::to_string(kBlockBytes) +
+          " bytes; it needs at least one per class (" + std::to_string(kConcreteClasses) + ")");
     if (blocks > kMaxBitmapCapacity)
       throw std::invalid_argument("AllocatorHandle: " + std::to_string(blocks) +
                                   " blocks are more than the block bitmaps can index (" +
@@ -156,10 +159,12 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     heap_ = platform::Buffer<std::uint64_t>(blocks * kBlockBytes / sizeof(std::uint64_t));
     const auto base = reinterpret_cast<std::uint64_t>(heap_.data());
     if (base % soa::kArrayAlignment != 0 || base + blocks * kBlockBytes > soa::kAddressLimit)
-      throw std::runtime_error("AllocatorHandle: the heap memory lies outside the 2^50-byte range "
-                               "object pointers can address");
+      throw std::runtime_error(
+          "AllocatorHandle: the heap memory lies outside the 2^50-byte range "
+          "object pointers can address");
 
-    free_blocks_ = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllSet, s);
+    free_blocks_ =
+        std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllSet, s);
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
@@ -171,8 +176,10 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     for (std::size_t t = 0; t < kNumTypes; ++t) {
       host.capacity[t] = Registry::kCapacityById[t];
       if (host.capacity[t] == 0) continue;  // abstract: no blocks
-      allocated_[t] = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
-      active_[t] = std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
+      allocated_[t] =
+          std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
+      active_[t] =
+          std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
       host.allocated[t] = allocated_[t]->ref();
       host.active[t] = active_[t]->ref();
     }
@@ -189,7 +196,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// Blocks of other classes take room of their own.
   ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
   template <class T>
-  static SoaHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {}, Stream s = {}) {
+  static SoaHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {},
+                               Stream s = {}) {
     return SoaHandle(bytes_for<T>(objects) + (kConcreteClasses - 1) * kBlockBytes, options, s);
   }
 
@@ -214,23 +222,17 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
       constexpr unsigned type = decltype(type_constant)::value;
       constexpr unsigned cap = Registry::kCapacityById[type];
       list_blocks(type);
-      platform::parallel_workers(workers_for_blocks(),
-                                 soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(), type},
-                                 stream_);
+      platform::parallel_workers(
+          workers_for_blocks(),
+          soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(), type},
+          stream_);
       const std::size_t threads = do_all_threads(cap);
-      platform::parallel_for(threads,
-                             soa::DoAll<T, Method, decltype(pack), type, cap>{
-                                 heap_base(), kBlockBytes, block_list_.data(), block_count_.data(), threads, pack},
-                             stream_);
+      platform::parallel_for(
+          threads,
+          soa::DoAll<T, Method, decltype(pack), type, cap>{
+              heap_base(), kBlockBytes, block_list_.data(), block_count_.data(), threads, pack},
+          stream_);
     });
-  }
-
-  /// Live objects of T and its subclasses. Waits for the stream.
-  template <class T>
-  std::uint64_t count() {
-    std::uint64_t total = 0;
-    this->template for_each_concrete<Registry, T>([&](unsigned type) { total += count_type(type); });
-    return total;
   }
 
   /// Blocks and objects of T and each of its concrete subclasses.
@@ -263,9 +265,10 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     if (!out_of_memory()) return;
     error_.zero(stream_);
     platform::synchronize(stream_);
-    throw OutOfMemory("dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
-                      " blocks of " + std::to_string(kBlockBytes) +
-                      " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
+    throw OutOfMemory(
+        "dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
+        " blocks of " + std::to_string(kBlockBytes) +
+        " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
   }
 
   /// For tests, while no kernel runs: every bitmap consistent (App. A.5), and
@@ -291,8 +294,10 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     for (std::size_t t = 0; t < kNumTypes; ++t)
       for (bit_index b : alloc[t]) {
         if (owner[b] != -1)
-          return "block " + std::to_string(b) + " is allocated to type " + std::to_string(t) + " and also " +
-                 (owner[b] == -2 ? std::string("free") : "allocated to type " + std::to_string(owner[b]));
+          return "block " + std::to_string(b) + " is allocated to type " + std::to_string(t) +
+                 " and also " +
+                 (owner[b] == -2 ? std::string("free")
+                                 : "allocated to type " + std::to_string(owner[b]));
         owner[b] = static_cast<int>(t);
       }
     for (bit_index b = 0; b < num_blocks_; ++b)
@@ -304,7 +309,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
       std::vector<char> is_active(num_blocks_, 0);
       for (bit_index b : act[t]) {
         if (owner[b] != static_cast<int>(t))
-          return "block " + std::to_string(b) + " is active for type " + std::to_string(t) + " but not allocated to it";
+          return "block " + std::to_string(b) + " is active for type " + std::to_string(t) +
+                 " but not allocated to it";
         is_active[b] = 1;
       }
       for (bit_index b : alloc[t]) {
@@ -312,9 +318,11 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
         if (h.type != t)
           return "block " + std::to_string(b) + " of type " + std::to_string(t) + " has type " +
                  std::to_string(h.type) + " in its header";
-        if (h.allocation == padding) return "block " + std::to_string(b) + " is allocated but empty";
+        if (h.allocation == padding)
+          return "block " + std::to_string(b) + " is allocated but empty";
         if ((h.allocation != soa::kAllSlots) != (is_active[b] != 0))
-          return "block " + std::to_string(b) + (is_active[b] ? " is active but full" : " has free slots but is not active");
+          return "block " + std::to_string(b) +
+                 (is_active[b] ? " is active but full" : " has free slots but is not active");
       }
     }
     return {};
@@ -326,14 +334,16 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   void prepare_new(std::size_t) {}
 
   // Writes the allocated blocks of `type` to block_list_ / block_count_ (device).
-  void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list_.data(), block_count_.data(), stream_); }
+  void list_blocks(unsigned type) {
+    allocated_[type]->enumerate(block_list_.data(), block_count_.data(), stream_);
+  }
 
   std::uint64_t count_type(unsigned type) {
     list_blocks(type);
     total_.zero(stream_);
     platform::parallel_workers(workers_for_blocks(),
-                               soa::CountObjects{state_.data(), block_list_.data(), block_count_.data(), type,
-                                                 total_.data()},
+                               soa::CountObjects{state_.data(), block_list_.data(),
+                                                 block_count_.data(), type, total_.data()},
                                stream_);
     unsigned long long n = 0;
     total_.copy_to_host(&n, 1, 0, stream_);
@@ -348,7 +358,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   // Threads of a do-all kernel: a multiple of the capacity, enough to fill
   // the device (the block count is known only on the device).
   std::size_t do_all_threads(unsigned cap) const {
-    const std::size_t want = platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
+    const std::size_t want =
+        platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
     const std::size_t needed = static_cast<std::size_t>(num_blocks_) * cap;
     return std::max<std::size_t>(1, std::min(want, needed) / cap) * cap;
   }

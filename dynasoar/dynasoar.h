@@ -2,10 +2,11 @@
 #pragma once
 
 #include "bitmap/bitmap_ref.h"
+#include "bitmap/hierarchical_bitmap.h"
 #include "dynasoar/allocator_handle.h"
+#include "dynasoar/backend.h"
 #include "dynasoar/field.h"
 #include "dynasoar/soa_allocator.h"
-#include "bitmap/hierarchical_bitmap.h"
 #include "platform/atomic.h"
 #include "platform/bits.h"
 #include "platform/config.h"

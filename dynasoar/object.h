@@ -39,6 +39,16 @@ struct MethodClass<R (C::*)(A...) const> {
   using type = C;
 };
 
+/// Run-time type id of class C in the type list Types, with a clear error
+/// for a class that is not registered.
+template <class Types, class C>
+constexpr unsigned registered_type_id() {
+  static_assert(
+      soa::kIndexOf<C, Types> != soa::kNotFound,
+      "this class is not registered with the allocator: add it to the allocator's type list");
+  return static_cast<unsigned>(soa::kIndexOf<C, Types>);
+}
+
 /// device_do for an object allocator A (CRTP): built on A::for_each_object.
 template <class A>
 class DeviceOps {
@@ -48,7 +58,8 @@ class DeviceOps {
   /// or deleted meanwhile may or may not be visited.
   template <class T, auto Method, class... Args>
   DYNASOAR_HD void device_do(Args&&... args) const {
-    static_cast<const A*>(this)->template for_each_object<T>([&](T* obj) { (obj->*Method)(args...); });
+    static_cast<const A*>(this)->template for_each_object<T>(
+        [&](T* obj) { (obj->*Method)(args...); });
   }
   /// Same, with T taken from the method (the class that declares it).
   template <auto Method, class... Args>
@@ -100,33 +111,42 @@ DYNASOAR_HD void destroy(const A* alloc, T* p) {
 // it is a template so that it is only compiled where it is used (abstract
 // classes and classes still incomplete at this point are fine). `noexcept`:
 // a null result (heap full) skips the constructor and yields nullptr.
-#define DYNASOAR_DECLARE_FIELDS_(Class, Abstract, ...)                                         \
-  using DynasoarThis = Class;                                                                  \
-  using FieldTypes = ::dynasoar::soa::TypeList<__VA_ARGS__>;                                   \
-  static constexpr bool kDynasoarAbstract = Abstract;                                          \
-  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
-  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA& alloc) noexcept {      \
-    return alloc.template allocate<Class>();                                                   \
-  }                                                                                            \
-  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
-  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA* alloc) noexcept {      \
-    return alloc->template allocate<Class>();                                                  \
-  }                                                                                            \
-  /* Called only if a constructor throws (host builds): give the slot back. */                 \
-  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
-  DYNASOAR_HD static void operator delete(void* p, const DynasoarA& alloc) noexcept {          \
-    alloc.free(static_cast<Class*>(p));                                                        \
-  }                                                                                            \
-  template <class DynasoarA, class = ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
-  DYNASOAR_HD static void operator delete(void* p, const DynasoarA* alloc) noexcept {          \
-    alloc->free(static_cast<Class*>(p));                                                       \
+#define DYNASOAR_DECLARE_FIELDS_(Class, Abstract, ...)                                             \
+  using DynasoarThis = Class;                                                                      \
+  using FieldTypes = ::dynasoar::soa::TypeList<__VA_ARGS__>;                                       \
+  static constexpr bool kDynasoarAbstract = Abstract;                                              \
+  template <class DynasoarA,                                                                       \
+            class =                                                                                \
+                ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA& alloc) noexcept {          \
+    return alloc.template allocate<Class>();                                                       \
+  }                                                                                                \
+  template <class DynasoarA,                                                                       \
+            class =                                                                                \
+                ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void* operator new(::std::size_t, const DynasoarA* alloc) noexcept {          \
+    return alloc->template allocate<Class>();                                                      \
+  }                                                                                                \
+  /* Called only if a constructor throws (host builds): give the slot back. */                     \
+  template <class DynasoarA,                                                                       \
+            class =                                                                                \
+                ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void operator delete(void* p, const DynasoarA& alloc) noexcept {              \
+    alloc.free(static_cast<Class*>(p));                                                            \
+  }                                                                                                \
+  template <class DynasoarA,                                                                       \
+            class =                                                                                \
+                ::std::enable_if_t<::std::is_same_v<DynasoarA, typename DynasoarThis::Allocator>>> \
+  DYNASOAR_HD static void operator delete(void* p, const DynasoarA* alloc) noexcept {              \
+    alloc->free(static_cast<Class*>(p));                                                           \
   }
 
 /// Declares the types of the fields a class adds to its base class, in the
 /// order of their Field<Class, 0>, Field<Class, 1>, ... members (paper
 /// Listing 1). Put it in the public part of the class. A class that adds no
 /// fields writes declare_field_types(Class).
-#define declare_field_types(Class, ...) DYNASOAR_DECLARE_FIELDS_(Class, false __VA_OPT__(, ) __VA_ARGS__)
+#define declare_field_types(Class, ...) \
+  DYNASOAR_DECLARE_FIELDS_(Class, false __VA_OPT__(, ) __VA_ARGS__)
 
 /// The same for an abstract class: it is never allocated and has no blocks;
 /// its fields and methods are used through its subclasses.

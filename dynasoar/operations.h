@@ -22,13 +22,15 @@ namespace dynasoar {
 /// allocator (no blocks): the live objects and their allocation size.
 struct TypeStatistics {
   unsigned type_id = 0;
-  unsigned capacity = 0;            // slots per block (SOA heap; 0 on byte allocators)
-  std::uint64_t blocks = 0;         // allocated blocks (SOA heap)
-  std::uint64_t objects = 0;        // live objects
-  std::uint64_t object_bytes = 0;   // bytes of one object's allocation (byte allocators)
+  unsigned capacity = 0;           // slots per block (SOA heap; 0 on byte allocators)
+  std::uint64_t blocks = 0;        // allocated blocks (SOA heap)
+  std::uint64_t objects = 0;       // live objects
+  std::uint64_t object_bytes = 0;  // bytes of one object's allocation (byte allocators)
   /// Unused slots among the allocated blocks (paper Sec. 6.3): 1 - objects / (blocks * capacity).
   double fragmentation() const {
-    return blocks == 0 ? 0.0 : 1.0 - static_cast<double>(objects) / (static_cast<double>(blocks) * capacity);
+    return blocks == 0
+               ? 0.0
+               : 1.0 - static_cast<double>(objects) / (static_cast<double>(blocks) * capacity);
   }
 };
 
@@ -68,15 +70,17 @@ struct NewObjects {
   DYNASOAR_HD void operator()(std::size_t i) const {
     T* p = alloc.template allocate<T>();
     if (p == nullptr) return;  // out of memory: the error flag is raised
-    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
+    args.apply(
+        [&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
   }
 };
 
 }  // namespace detail
 
-/// parallel_new and parallel_do for a handle H (CRTP). H provides
-/// device(), stream(), check_errors(), parallel_do_async<T, Method>(args...)
-/// and prepare_new<T>(n) (room for n more objects of T, or nothing).
+/// parallel_new, parallel_do and count for a handle H (CRTP). H provides
+/// device(), stream(), check_errors(), parallel_do_async<T, Method>(args...),
+/// prepare_new<T>(n) (room for n more objects of T, or nothing) and
+/// count_type(type id) (live objects of one class).
 template <class H>
 class HandleOps {
  public:
@@ -86,12 +90,14 @@ class HandleOps {
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args&&... args) {
     if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw std::invalid_argument("parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
+      throw std::invalid_argument(
+          "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
     H& self = static_cast<H&>(*this);
     self.template prepare_new<T>(n);
     const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, decltype(pack)>{self.device(), pack},
-                           self.stream());
+    platform::parallel_for(
+        n, detail::NewObjects<decltype(self.device()), T, decltype(pack)>{self.device(), pack},
+        self.stream());
     platform::synchronize(self.stream());
     self.check_errors();
   }
@@ -115,6 +121,17 @@ class HandleOps {
     parallel_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
   }
 
+  /// Live objects of T and its subclasses (H::count_type per class). Waits
+  /// for the stream.
+  template <class T>
+  std::uint64_t count() {
+    H& self = static_cast<H&>(*this);
+    std::uint64_t total = 0;
+    for_each_concrete<typename H::Registry, T>(
+        [&](unsigned type) { total += self.count_type(type); });
+    return total;
+  }
+
  protected:
   /// f(type id) for every concrete class that is T or derives from it.
   template <class Registry, class T, class F>
@@ -126,14 +143,16 @@ class HandleOps {
   /// f(std::integral_constant<unsigned, id>).
   template <class Registry, class T, class F>
   static void for_each_concrete_constant(F&& f) {
+    constexpr std::uint64_t kTypes = Registry::template kConcreteSubtypes<T>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
-            if constexpr (((Registry::template kConcreteSubtypes<T> >> I) & 1u) != 0)
+            if constexpr (((kTypes >> I) & 1u) != 0)
               f(std::integral_constant<unsigned, static_cast<unsigned>(I)>{});
           }(),
           ...);
-    }(std::make_index_sequence<Registry::kNumTypes>{});
+    }
+    (std::make_index_sequence<Registry::kNumTypes>{});
   }
 };
 

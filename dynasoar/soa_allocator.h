@@ -56,9 +56,7 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   /// Run-time type id of a registered class.
   template <class C>
   static constexpr unsigned type_id() {
-    static_assert(soa::kIndexOf<C, Types> != soa::kNotFound,
-                  "this class is not registered with the allocator: add it to SoaAllocator<...>");
-    return static_cast<unsigned>(soa::kIndexOf<C, Types>);
+    return registered_type_id<Types, C>();
   }
 
   /// Memory for one object of C (not constructed), or nullptr when the heap
@@ -66,7 +64,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   template <class C>
   DYNASOAR_HD C* allocate() const {
     static_assert(Registry::check());
-    static_assert(!Registry::template Info<C>::kIsAbstract, "an abstract class cannot be allocated");
+    static_assert(!Registry::template Info<C>::kIsAbstract,
+                  "an abstract class cannot be allocated");
     return reinterpret_cast<C*>(state_->allocate(type_id<C>()));
   }
 
@@ -81,7 +80,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   template <class C>
   DYNASOAR_HD static bool is_a(const void* p) {
     const auto bits = reinterpret_cast<std::uint64_t>(p);
-    return bits != 0 && ((Registry::template kConcreteSubtypes<C> >> soa::pointer_type(bits)) & 1u) != 0;
+    return bits != 0 &&
+           ((Registry::template kConcreteSubtypes<C> >> soa::pointer_type(bits)) & 1u) != 0;
   }
 
   /// f(T*) for every live object of T and its subclasses, in this thread.
@@ -93,8 +93,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
       const unsigned cap = state_->capacity[type];
       state_->allocated[type].for_each_set([&](bit_index block) {
         for (soa::word w = state_->live_slots(block, type); w != 0; w &= w - 1)
-          f(reinterpret_cast<T*>(soa::make_pointer(state_->block_address(block),
-                                                   static_cast<unsigned>(platform::ctz(w)), cap, type)));
+          f(reinterpret_cast<T*>(soa::make_pointer(
+              state_->block_address(block), static_cast<unsigned>(platform::ctz(w)), cap, type)));
       });
     }
   }

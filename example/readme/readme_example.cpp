@@ -4,7 +4,7 @@
 #include <dynasoar/dynasoar.h>
 
 class Body;
-using AllocatorT = dynasoar::SoaAllocator<Body>;   // every class that is allocated
+using AllocatorT = dynasoar::Allocator<Body>;      // every class that is allocated
 
 class Body : public AllocatorT::Base {
  public:

@@ -1,0 +1,89 @@
+// The generic object registry of the byte allocators (DynaSOAr paper Sec. 6,
+// "Parallel do-all in Custom Allocators"): allocators such as the CMalloc
+// family or CUDA's malloc cannot enumerate their objects, so the framework
+// keeps, per class, an array of the live objects' addresses.
+//
+// - `new` appends the address with one atomic add on the class's size and
+//   writes the entry's index into the object's 8-byte header;
+// - `destroy` reads the index from the header and clears that entry (the
+//   deletion is recorded in place, O(1)), and counts the removal;
+// - before a do-all the host compacts the array (cub::DeviceSelect of the
+//   non-null entries on the stream) and renumbers the headers.
+//
+// The header word: bits 63..58 the class's type id, bits 57..0 the index.
+// This file is the device side; ByteHandle (dynasoar/byte_handle.h) owns the
+// arrays and runs the compaction.
+#pragma once
+
+#include <cstdint>
+
+#include "platform/atomic.h"
+#include "platform/config.h"
+
+namespace dynasoar::registry {
+
+inline constexpr unsigned kTypeShift = 58;
+inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kTypeShift) - 1;
+
+/// Error flags of the registry (the raw allocator has its own).
+enum RegistryError : unsigned {
+  kRegistryOk = 0,
+  kRegistryFull = 1,     // a class's array had no room for a new object
+  kRegistryCorrupt = 2,  // compaction found another count than expected (an object destroyed twice)
+};
+
+/// The live objects of one class.
+struct TypeEntries {
+  void** entries;               // entry i: an object, or nullptr once it was destroyed
+  unsigned long long size;      // entries appended (appends beyond capacity fail but count)
+  unsigned long long removed;   // entries cleared since the last compaction
+  unsigned long long capacity;  // length of `entries`
+};
+
+/// The device handle of the registry (by value in ByteAllocator).
+struct RegistryState {
+  TypeEntries* types;  // one per class of the allocator, in device memory
+  unsigned* error;     // RegistryError flags
+
+  DYNASOAR_HD static std::uint64_t& header(void* object) {
+    return *static_cast<std::uint64_t*>(object);
+  }
+  DYNASOAR_HD static unsigned type_of(const void* object) {
+    return static_cast<unsigned>(platform::atomic_load(static_cast<const std::uint64_t*>(object)) >>
+                                 kTypeShift);
+  }
+
+  /// Records a new object of `type`; false (and the error flag) if the
+  /// class's array is full.
+  DYNASOAR_HD bool add(unsigned type, void* object) const {
+    TypeEntries& t = types[type];
+    const unsigned long long i = platform::atomic_fetch_add(&t.size, 1ull);
+    if (i >= t.capacity) {
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kRegistryFull));
+      return false;
+    }
+    platform::atomic_store(&header(object), (static_cast<std::uint64_t>(type) << kTypeShift) |
+                                                static_cast<std::uint64_t>(i));
+    platform::atomic_store(&t.entries[i], object);
+    return true;
+  }
+
+  /// Forgets an object (before its memory is freed).
+  DYNASOAR_HD void remove(void* object) const {
+    const std::uint64_t h = platform::atomic_load(&header(object));
+    TypeEntries& t = types[h >> kTypeShift];
+    platform::atomic_store(&t.entries[h & kIndexMask], static_cast<void*>(nullptr));
+    platform::atomic_fetch_add(&t.removed, 1ull);
+  }
+
+  /// Entries of `type` a do-all or device_do looks at: [0, this).
+  DYNASOAR_HD unsigned long long end(unsigned type) const {
+    const unsigned long long n = platform::atomic_load(&types[type].size);
+    return n < types[type].capacity ? n : types[type].capacity;
+  }
+  DYNASOAR_HD void* entry(unsigned type, unsigned long long i) const {
+    return platform::atomic_load(&types[type].entries[i]);
+  }
+};
+
+}  // namespace dynasoar::registry

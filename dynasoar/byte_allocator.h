@@ -1,0 +1,123 @@
+// The device side of the API on a byte allocator (the CMalloc family, CUDA's
+// malloc): each object is one allocation with the plain struct layout of
+// allocator/registry/struct_layout.h, and the generic object registry
+// (allocator/registry/registry.h) stands in for the enumeration the
+// allocator lacks (DynaSOAr paper Sec. 6). User classes are written exactly
+// as for SoaAllocator; only the allocator type differs:
+//
+//   class Body;
+//   using AllocatorT = dynasoar::ByteAllocator<dynasoar::cmalloc::CFMMalloc, Body>;
+//   class Body : public AllocatorT::Base { ... };   // as for SoaAllocator
+//
+// Usually the type comes from dynasoar::Allocator<...> (dynasoar/backend.h),
+// which picks the back end at build time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "allocator/registry/registry.h"
+#include "allocator/registry/struct_layout.h"
+#include "allocator/soa/layout.h"
+#include "allocator/soa/type_list.h"
+#include "dynasoar/object.h"
+#include "platform/bits.h"
+#include "platform/config.h"
+
+namespace dynasoar {
+
+template <class Alloc>
+class ByteHandle;
+
+/// Raw: a raw allocator of allocator/cmalloc (malloc(bytes), free(p), 16-byte
+/// aligned). Ts: every class that may be allocated, abstract ones included.
+template <class Raw, class... Ts>
+class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
+ public:
+  using Types = soa::TypeList<Ts...>;
+  using Registry = soa::Registry<Types>;
+  using Base = Object<ByteAllocator>;
+  using RawAllocator = Raw;
+  using Handle = ByteHandle<ByteAllocator>;
+  static constexpr bool kIsObjectAllocator = true;
+  static constexpr const char* kBackendName = Raw::kName;
+
+  /// Allocation bytes of an object of C (header and fields).
+  template <class C>
+  static constexpr std::uint64_t kObjectBytes =
+      registry::StructLayout<typename Registry::template Info<C>::AllFields>::kBytes;
+
+  /// The same by type id.
+  static constexpr std::uint64_t kObjectBytesById[sizeof...(Ts)] = {kObjectBytes<Ts>...};
+
+  ByteAllocator() = default;
+  DYNASOAR_HD ByteAllocator(Raw raw, registry::RegistryState objects)
+      : raw_(raw), objects_(objects) {}
+
+  /// Run-time type id of a registered class.
+  template <class C>
+  static constexpr unsigned type_id() {
+    return registered_type_id<Types, C>();
+  }
+
+  /// Memory for one object of C (not constructed), or nullptr when the
+  /// allocator or the class's registry array is full (an error flag is
+  /// raised either way; the handle's check_errors() reports it).
+  template <class C>
+  DYNASOAR_HD C* allocate() const {
+    static_assert(Registry::check());
+    static_assert(!Registry::template Info<C>::kIsAbstract,
+                  "an abstract class cannot be allocated");
+    void* p = raw_.malloc(kObjectBytes<C>);
+    if (p == nullptr) return nullptr;
+    if (!objects_.add(type_id<C>(), p)) {
+      raw_.free(p);
+      return nullptr;
+    }
+    return static_cast<C*>(p);
+  }
+
+  /// Forgets the object and frees its memory without running its destructor.
+  template <class C>
+  DYNASOAR_HD void free(C* p) const {
+    if (p == nullptr) return;
+    objects_.remove(p);
+    raw_.free(p);
+  }
+
+  /// True if `p` points to an object of class C or of a subclass of C.
+  template <class C>
+  DYNASOAR_HD static bool is_a(const void* p) {
+    return p != nullptr &&
+           ((Registry::template kConcreteSubtypes<C> >> registry::RegistryState::type_of(p)) &
+            1u) != 0;
+  }
+
+  /// f(T*) for every live object of T and its subclasses, in this thread.
+  template <class T, class F>
+  DYNASOAR_HD void for_each_object(F&& f) const {
+    for (std::uint64_t pending = Registry::template kConcreteSubtypes<T>; pending != 0;
+         pending &= pending - 1) {
+      const auto type = static_cast<unsigned>(platform::ctz(pending));
+      const unsigned long long n = objects_.end(type);
+      for (unsigned long long i = 0; i < n; ++i)
+        if (void* p = objects_.entry(type, i)) f(static_cast<T*>(p));
+    }
+  }
+
+  /// Address of field J (global index, of type T) of the object at `object`.
+  template <class Info, std::size_t J, class T>
+  DYNASOAR_HD DYNASOAR_FORCEINLINE static T* field_address(std::uint64_t object) {
+    return reinterpret_cast<T*>(
+        object + registry::StructLayout<typename Info::AllFields>::template kOffset<J>);
+  }
+
+  DYNASOAR_HD const Raw& raw() const { return raw_; }
+  DYNASOAR_HD const registry::RegistryState& objects() const { return objects_; }
+
+ private:
+  Raw raw_{};
+  registry::RegistryState objects_{};
+};
+
+}  // namespace dynasoar
