@@ -5,10 +5,11 @@
 #   scripts/gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]   (default: all)
 #
 #   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
-#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test and
-#             soa_test; memcheck and synccheck on the two stress tests
+#             and the README example on every back end (readme_example_*)
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test, soa_test,
+#             backend_test and cmalloc_test; memcheck and synccheck on the two stress tests
 #             with DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} rounds per thread
-#   bench     bitmap_bench, soa_bench and cmalloc_bench (or those named in BENCHES), CSVs in OUT_DIR
+#   bench     bitmap_bench, soa_bench, cmalloc_bench, backend_bench (or those in BENCHES), CSVs in OUT_DIR
 # Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
 set -uo pipefail
 BIN=${1:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
@@ -55,12 +56,18 @@ run_tests() {
   "$BIN/bitmap_demo" >"$OUT/bitmap_demo.log" 2>&1; rc=$?
   note "bitmap_demo: exit $rc: $(tail -1 "$OUT/bitmap_demo.log")"
   ((rc == 0)) || status=1
+  for ex in "$BIN"/readme_example_*; do  # the README's example on every back end
+    [[ -x $ex ]] || continue
+    "$ex" >"$OUT/$(basename "$ex").log" 2>&1; rc=$?
+    note "$(basename "$ex"): exit $rc"
+    ((rc == 0)) || status=1
+  done
 }
 
 run_sanitize() {
   local rc t
   for tool in memcheck racecheck synccheck; do
-    for t in bitmap_test soa_test; do
+    for t in bitmap_test soa_test backend_test cmalloc_test; do
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$BIN/$t" >"$OUT/sanitize-$tool-$t.log" 2>&1; rc=$?
       note "compute-sanitizer $tool $t: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-$t.log" | tail -1)"
       ((rc == 0)) || status=1
@@ -77,7 +84,7 @@ run_sanitize() {
 
 run_bench() {
   local rc b
-  for b in ${BENCHES:-bitmap_bench soa_bench cmalloc_bench}; do
+  for b in ${BENCHES:-bitmap_bench soa_bench cmalloc_bench backend_bench}; do
     "$BIN/$b" --csv "$OUT/$b.csv" >"$OUT/$b.log" 2>&1; rc=$?
     note "$b: exit $rc, $(grep -vc '^#' "$OUT/$b.csv" 2>/dev/null) csv lines"
     ((rc == 0)) || status=1

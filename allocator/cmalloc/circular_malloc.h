@@ -53,46 +53,75 @@ struct CircularMalloc {
   static constexpr bool kFusedHeader = kFused;
   static constexpr bool kMultiOffset = kMulti;
 
-  std::uint64_t mem;          // address of granule 0 (16-byte aligned)
-  std::uint32_t granules;     // pool size; the sentinel is granule granules - 1
-  std::uint32_t heaps;        // offsets: 1, or one per multiprocessor
-  std::uint32_t* offsets;     // the paper's memOffset (per heap)
-  std::uint32_t max_frag;     // split a chunk larger than request * max_frag
+  std::uint64_t mem;       // address of granule 0 (16-byte aligned)
+  std::uint32_t granules;  // pool size; the sentinel is granule granules - 1
+  std::uint32_t heaps;     // offsets: 1, or one per multiprocessor
+  std::uint32_t* offsets;  // the paper's memOffset (per heap)
+  std::uint32_t max_frag;  // split a chunk larger than request * max_frag
+  bool coalesce;           // serve the lanes of a warp with one walk (see malloc)
   unsigned* error;
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
   /// when a walk of two full circles found no free chunk large enough.
+  ///
+  /// Warp-level coalescing (not in paper 000; DynaSOAr's Sec. 4.2 does the
+  /// same for its heap): the lanes of a warp that call malloc together are
+  /// served by one walk. Their leader takes one chunk for all of them and
+  /// cuts it into one chunk per lane, each with its own header, so every
+  /// lane's memory is freed on its own as usual. If no chunk for the whole
+  /// group is found, each lane walks for itself.
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
-    const std::uint64_t units = aligned_size(n) / kAlignment + 1;  // data granules + header granule
-    const std::uint32_t heap = home_heap();
-    if (units < granules) {
-      std::uint32_t g = platform::atomic_load(&offsets[heap]);
-      std::uint32_t next = 0;
-      // Two circles: a full one can miss a chunk freed behind the walk.
-      for (std::uint64_t walked = 0; walked <= 2ull * granules;) {
-        const Claim c = try_claim(g, next);
-        if (c == Claim::kInvalid) {  // a stale header (see above): start again
-          g = 0;
-          walked += 1;
-          continue;
-        }
-        const std::uint32_t size = g == granules - 1 ? 0 : next - g;
-        if (c == Claim::kTaken) {
-          if (units <= size) return take(g, next, size, static_cast<std::uint32_t>(units), heap);
-          release(g);  // too small
-        }
-        walked += size == 0 ? 1 : size;
-        g = next;
-      }
-    }
-    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
-    return nullptr;
+    const std::uint64_t wanted =
+        aligned_size(n) / kAlignment + 1;  // data granules + header granule
+    if (wanted >= granules) return fail();
+    const auto units = static_cast<std::uint32_t>(wanted);
+    if (!coalesce) return data(walk(units));
+    return malloc_coalesced(units);
   }
 
+  /// malloc as paper 000 Alg. 3 has it: every thread walks for itself.
+  DYNASOAR_HD void* malloc_uncoalesced(std::uint64_t n) const {
+    const std::uint64_t wanted = aligned_size(n) / kAlignment + 1;
+    return wanted >= granules ? fail() : data(walk(static_cast<std::uint32_t>(wanted)));
+  }
+
+ private:
+  DYNASOAR_HD void* malloc_coalesced(std::uint32_t units) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask group = warp::present_lanes();
+    const unsigned lane = warp::lane_id() % 32u;
+    const auto leader = static_cast<unsigned>(platform::ctz(group));
+    const auto last = static_cast<unsigned>(63 - platform::clz(static_cast<std::uint64_t>(group)));
+    std::uint64_t before = 0, total = 0;  // granules of the lanes below this one, and of all
+    for (warp::lane_mask m = group; m != 0; m &= m - 1) {
+      const auto src = static_cast<unsigned>(platform::ctz(m));
+      const std::uint32_t u = warp::shfl(group, units, src);
+      if (src < lane) before += u;
+      total += u;
+    }
+    std::uint32_t g = kNoChunk, end = 0;
+    if (lane == leader && total < granules) g = walk(static_cast<std::uint32_t>(total), &end);
+    g = warp::shfl(group, g, leader);
+    if (g == kNoChunk) return data(walk(units));  // no room for the group: one walk per lane
+    end = warp::shfl(group, end, leader);
+    const auto mine = static_cast<std::uint32_t>(g + before);
+    // The leader's header exists; the others write theirs (used) inside the
+    // group's chunk, and only then does the leader link the first of them.
+    if (lane != leader) {
+      init_used(mine, lane == last ? end : mine + units);
+      platform::thread_fence();
+    }
+    warp::sync(group);
+    if (lane == leader && group != (warp::lane_mask{1} << leader)) set_next(g, g + units);
+    return data(mine);
+  }
+
+ public:
   /// Returns memory from malloc() (Alg. 3, freeCMalloc); nullptr is ignored.
   DYNASOAR_HD void free(void* p) const {
     if (p == nullptr) return;
-    const auto g = static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
+    const auto g =
+        static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
     const std::uint32_t next = load_next(g);
     std::uint32_t after = 0;
     if (next != granules - 1 && try_claim(next, after) == Claim::kTaken) {
@@ -105,7 +134,9 @@ struct CircularMalloc {
   }
 
   /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the one.
-  DYNASOAR_HD std::uint32_t home_heap() const { return kMulti ? platform::warp::processor_id() % heaps : 0; }
+  DYNASOAR_HD std::uint32_t home_heap() const {
+    return kMulti ? platform::warp::processor_id() % heaps : 0;
+  }
 
   /// Writes the sentinel header at the last granule: used, next is granule 0.
   DYNASOAR_HD void init_sentinel() const {
@@ -136,7 +167,8 @@ struct CircularMalloc {
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t* fused_word(std::uint32_t g) const {
     return reinterpret_cast<std::uint64_t*>(mem + kAlignment * g + 8);
   }
-  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint64_t fused(std::uint32_t g, bool used, std::uint32_t next) {
+  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint64_t fused(std::uint32_t g, bool used,
+                                                              std::uint32_t next) {
     return (static_cast<std::uint64_t>(tag(g)) << 32) | (used ? kUsedBit : 0u) | next;
   }
 
@@ -151,14 +183,18 @@ struct CircularMalloc {
       std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
       if ((w >> 32) != tag(g)) return Claim::kInvalid;
       if ((w & kUsedBit) == 0) {
-        if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire)) c = Claim::kTaken;
-        else if ((w >> 32) != tag(g)) return Claim::kInvalid;
+        if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire))
+          c = Claim::kTaken;
+        else if ((w >> 32) != tag(g))
+          return Claim::kInvalid;
       }
       next = static_cast<std::uint32_t>(w) & ~kUsedBit;
     } else {
       std::uint32_t seen = tag(g);
-      if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire)) c = Claim::kTaken;
-      else if (seen != (tag(g) | 1u)) return Claim::kInvalid;
+      if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire))
+        c = Claim::kTaken;
+      else if (seen != (tag(g) | 1u))
+        return Claim::kInvalid;
       next = platform::atomic_load(next_word(g), platform::acquire);
     }
     // A real header points forward, the sentinel back to granule 0.
@@ -171,20 +207,27 @@ struct CircularMalloc {
   }
 
   DYNASOAR_HD std::uint32_t load_next(std::uint32_t g) const {
-    if constexpr (kFused) return static_cast<std::uint32_t>(platform::atomic_load(fused_word(g))) & ~kUsedBit;
-    else return platform::atomic_load(next_word(g));
+    if constexpr (kFused)
+      return static_cast<std::uint32_t>(platform::atomic_load(fused_word(g))) & ~kUsedBit;
+    else
+      return platform::atomic_load(next_word(g));
   }
 
   /// Owner only: links the chunk to `next`, publishing what was written before.
   DYNASOAR_HD void set_next(std::uint32_t g, std::uint32_t next) const {
-    if constexpr (kFused) platform::atomic_store(fused_word(g), fused(g, true, next), platform::release);
-    else platform::atomic_store(next_word(g), next, platform::release);
+    if constexpr (kFused)
+      platform::atomic_store(fused_word(g), fused(g, true, next), platform::release);
+    else
+      platform::atomic_store(next_word(g), next, platform::release);
   }
 
   /// Owner only: marks the chunk free (Alg. 3 lines 11 and 33).
   DYNASOAR_HD void release(std::uint32_t g) const {
-    if constexpr (kFused) platform::atomic_fetch_and(fused_word(g), ~static_cast<std::uint64_t>(kUsedBit), platform::release);
-    else platform::atomic_store(flag_word(g), tag(g), platform::release);
+    if constexpr (kFused)
+      platform::atomic_fetch_and(fused_word(g), ~static_cast<std::uint64_t>(kUsedBit),
+                                 platform::release);
+    else
+      platform::atomic_store(flag_word(g), tag(g), platform::release);
   }
 
   /// Writes the header of a new free chunk (published by the caller's set_next).
@@ -197,10 +240,65 @@ struct CircularMalloc {
     }
   }
 
-  /// Alg. 3 lines 13-22: split off the rest if the chunk is too large, move
-  /// the offset on, return the data.
-  DYNASOAR_HD void* take(std::uint32_t g, std::uint32_t next, std::uint32_t size, std::uint32_t units,
-                         std::uint32_t heap) const {
+  static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+
+  /// Alg. 3: walks the list from the home offset for a free chunk of at
+  /// least `units` granules, takes it (split if too large) and returns its
+  /// first granule; kNoChunk (and the error flag) after two circles. `end`
+  /// receives the granule after the chunk taken.
+  DYNASOAR_HD std::uint32_t walk(std::uint32_t units, std::uint32_t* end = nullptr) const {
+    const std::uint32_t heap = home_heap();
+    std::uint32_t g = platform::atomic_load(&offsets[heap]);
+    std::uint32_t next = 0;
+    // Two circles: a full one can miss a chunk freed behind the walk.
+    for (std::uint64_t walked = 0; walked <= 2ull * granules;) {
+      const Claim c = try_claim(g, next);
+      if (c == Claim::kInvalid) {  // a stale header (see above): start again
+        g = 0;
+        walked += 1;
+        continue;
+      }
+      const std::uint32_t size = g == granules - 1 ? 0 : next - g;
+      if (c == Claim::kTaken) {
+        if (units <= size) {
+          const std::uint32_t after = take(g, next, size, units, heap);
+          if (end != nullptr) *end = after;
+          return g;
+        }
+        release(g);  // too small
+      }
+      walked += size == 0 ? 1 : size;
+      g = next;
+    }
+    if (end == nullptr) fail();  // a group's leader falls back to per-lane walks instead
+    return kNoChunk;
+  }
+
+  DYNASOAR_HD void* fail() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+    return nullptr;
+  }
+  DYNASOAR_HD void* data(std::uint32_t g) const {
+    return g == kNoChunk
+               ? nullptr
+               : reinterpret_cast<void*>(mem + kAlignment * (static_cast<std::uint64_t>(g) + 1));
+  }
+
+  /// Writes the header of a chunk that is used from the start (the lanes'
+  /// chunks of a coalesced request; published by the leader's set_next).
+  DYNASOAR_HD void init_used(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, true, next));
+    } else {
+      platform::atomic_store(next_word(g), next);
+      platform::atomic_store(flag_word(g), tag(g) | 1u);
+    }
+  }
+
+  /// Alg. 3 lines 13-22: split off the rest if the chunk is too large and
+  /// move the offset on; returns the granule after the chunk taken.
+  DYNASOAR_HD std::uint32_t take(std::uint32_t g, std::uint32_t next, std::uint32_t size,
+                                 std::uint32_t units, std::uint32_t heap) const {
     std::uint32_t after = next;
     if (units + 1 <= size && static_cast<std::uint64_t>(units) * max_frag <= size) {
       after = g + units;
@@ -208,7 +306,7 @@ struct CircularMalloc {
       set_next(g, after);  // release: the new header is written before it is linked
     }
     platform::atomic_store(&offsets[heap], after);
-    return reinterpret_cast<void*>(mem + kAlignment * (static_cast<std::uint64_t>(g) + 1));
+    return after;
   }
 };
 

@@ -6,7 +6,9 @@
 //   pool.check_errors();                 // throws if a malloc returned nullptr
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,6 +30,22 @@ struct PoolOptions {
   std::uint64_t min_chunk_bytes = 64;
   /// Heaps of the multi-offset variants; 0: one per multiprocessor (Sec. 5.4).
   std::uint32_t heaps = 0;
+  /// Circular allocators: serve the lanes of a warp that allocate together
+  /// with one walk of the list (CircularMalloc::malloc). Off: paper 000 as written.
+  bool coalesce = true;
+};
+
+/// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
+/// al.): regions are the chunks of the list, header included.
+struct PoolFragmentation {
+  std::uint64_t used_chunks = 0;
+  std::uint64_t free_chunks = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t largest_free_bytes = 0;
+  /// Eq. 2: mean over used chunks of (size - requested) / size.
+  double internal = 0;
+  /// Eq. 3: 1 - largest free chunk / all free bytes (0: all free memory in one piece).
+  double external = 0;
 };
 
 namespace detail {
@@ -54,8 +72,8 @@ class PoolHandle {
   explicit PoolHandle(std::uint64_t bytes, PoolOptions options = {}, Stream s = {}) : stream_(s) {
     const std::uint64_t granules = bytes / kAlignment;
     if (granules < 4)
-      throw std::invalid_argument(std::string(Alloc::kName) + ": a pool of " + std::to_string(bytes) +
-                                  " bytes is too small");
+      throw std::invalid_argument(std::string(Alloc::kName) + ": a pool of " +
+                                  std::to_string(bytes) + " bytes is too small");
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
     alloc_.error = error_.data();
@@ -79,12 +97,15 @@ class PoolHandle {
     if constexpr (Alloc::kCircular) {
       if (granules > kMaxGranules)
         throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
-                                    std::to_string(kMaxGranules * kAlignment) + " bytes (31-bit offsets)");
-      if (options.max_frag < 1) throw std::invalid_argument(std::string(Alloc::kName) + ": max_frag must be >= 1");
+                                    std::to_string(kMaxGranules * kAlignment) +
+                                    " bytes (31-bit offsets)");
+      if (options.max_frag < 1)
+        throw std::invalid_argument(std::string(Alloc::kName) + ": max_frag must be >= 1");
       const std::uint32_t heaps =
           Alloc::kMultiOffset ? (options.heaps != 0 ? options.heaps : platform::processors()) : 1;
-      plan_ = PreSplit::plan(granules, heaps,
-                             static_cast<std::uint32_t>((options.min_chunk_bytes + kAlignment - 1) / kAlignment));
+      plan_ = PreSplit::plan(
+          granules, heaps,
+          static_cast<std::uint32_t>((options.min_chunk_bytes + kAlignment - 1) / kAlignment));
       offsets_ = platform::Buffer<std::uint32_t>(heaps);
       std::vector<std::uint32_t> roots(heaps);
       for (std::uint32_t h = 0; h < heaps; ++h) roots[h] = plan_.heap_start(h);
@@ -93,6 +114,7 @@ class PoolHandle {
       alloc_.heaps = heaps;
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;
+      alloc_.coalesce = options.coalesce;
       platform::parallel_for(static_cast<std::size_t>(plan_.chunks_per_heap() * heaps),
                              detail::WriteChunks<Alloc>{alloc_, plan_}, s);
     } else {
@@ -118,6 +140,60 @@ class PoolHandle {
   /// The pre-split pattern (circular allocators).
   const PreSplit& presplit() const { return plan_; }
 
+  /// Walks the chunk list of a circular pool (a copy on the host; no kernel
+  /// may run meanwhile) and measures its fragmentation. `requested(data)`
+  /// gives the bytes asked for by the allocation whose data starts at `data`
+  /// (a host pointer into the copy), so that callers who store the size (the
+  /// object API does, in its header) can report Eq. 2 exactly.
+  template <class Requested>
+  PoolFragmentation fragmentation(Requested&& requested) const {
+    if constexpr (!Alloc::kCircular) {
+      throw std::logic_error(std::string(Alloc::kName) +
+                             ": fragmentation() is for the circular allocators");
+    } else {
+      const std::vector<std::uint64_t> words = pool_.to_vector(stream_);
+      const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
+      const std::uint32_t sentinel = alloc_.granules - 1;
+      PoolFragmentation f;
+      double internal_sum = 0;
+      for (std::uint32_t g = 0; g < sentinel;) {
+        std::uint32_t next = 0;
+        bool used = false;
+        if constexpr (Alloc::kFusedHeader) {
+          std::uint64_t w = 0;
+          std::memcpy(&w, bytes + kAlignment * g + 8, sizeof w);
+          used = (w & Alloc::kUsedBit) != 0;
+          next = static_cast<std::uint32_t>(w) & ~Alloc::kUsedBit;
+        } else {
+          std::uint32_t flag = 0;
+          std::memcpy(&flag, bytes + kAlignment * g + 8, sizeof flag);
+          std::memcpy(&next, bytes + kAlignment * g + 12, sizeof next);
+          used = (flag & 1u) != 0;
+        }
+        if (next <= g || next > sentinel)
+          throw std::runtime_error(std::string(Alloc::kName) + ": corrupt chunk list at granule " +
+                                   std::to_string(g));
+        const std::uint64_t size = std::uint64_t{next - g} * kAlignment;
+        if (used) {
+          ++f.used_chunks;
+          const std::uint64_t asked = requested(bytes + kAlignment * (std::uint64_t{g} + 1));
+          internal_sum +=
+              static_cast<double>(size - std::min(asked, size)) / static_cast<double>(size);
+        } else {
+          ++f.free_chunks;
+          f.free_bytes += size;
+          f.largest_free_bytes = std::max(f.largest_free_bytes, size);
+        }
+        g = next;
+      }
+      f.internal = f.used_chunks == 0 ? 0.0 : internal_sum / static_cast<double>(f.used_chunks);
+      f.external = f.free_bytes == 0 ? 0.0
+                                     : 1.0 - static_cast<double>(f.largest_free_bytes) /
+                                                 static_cast<double>(f.free_bytes);
+      return f;
+    }
+  }
+
   /// Bump allocators (they cannot free): make the whole pool free again.
   /// Every pointer from the pool must be dead. Waits for the stream.
   void reset() {
@@ -125,7 +201,8 @@ class PoolHandle {
       counter_.zero(stream_);
       platform::synchronize(stream_);
     } else {
-      throw std::logic_error(std::string(Alloc::kName) + ": reset() is for AtomicMalloc and AWMalloc; free instead");
+      throw std::logic_error(std::string(Alloc::kName) +
+                             ": reset() is for AtomicMalloc and AWMalloc; free instead");
     }
   }
 
@@ -140,14 +217,17 @@ class PoolHandle {
     if (!out_of_memory()) return;
     error_.zero(stream_);
     platform::synchronize(stream_);
-    throw OutOfMemory(std::string("dynasoar: ") + Alloc::kName + " pool of " + std::to_string(bytes()) +
+    throw OutOfMemory(std::string("dynasoar: ") + Alloc::kName + " pool of " +
+                      std::to_string(bytes()) +
                       " bytes is out of memory; at least one malloc returned nullptr");
   }
 
  private:
   std::uint64_t pool_address() const {
-    if constexpr (Alloc::kDeviceHeap) return 0;
-    else return alloc_.mem;
+    if constexpr (Alloc::kDeviceHeap)
+      return 0;
+    else
+      return alloc_.mem;
   }
 
   // CUDA fixes the device heap's size when the first kernel that calls
@@ -159,7 +239,8 @@ class PoolHandle {
     DYNASOAR_CUDA_CHECK(cudaDeviceGetLimit(&current, cudaLimitMallocHeapSize));
     if (current < bytes && cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) != cudaSuccess) {
       (void)cudaGetLastError();
-      throw std::invalid_argument("CudaMalloc: the device heap is fixed at " + std::to_string(current) +
+      throw std::invalid_argument("CudaMalloc: the device heap is fixed at " +
+                                  std::to_string(current) +
                                   " bytes (a kernel already allocated); " + std::to_string(bytes) +
                                   " requested. Create the largest pool first.");
     }

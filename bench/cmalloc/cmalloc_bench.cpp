@@ -107,13 +107,29 @@ __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
   }
 }
 
-unsigned grid_for(std::size_t n) { return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock); }
+// The same with the paper's uncoalesced malloc (circular allocators).
+template <class Alloc>
+__global__ void one_alloc_free_uncoalesced(Alloc a, std::uint64_t bytes, int* sink) {
+  void* p = a.malloc_uncoalesced(bytes);
+  if (p != nullptr) {
+    *static_cast<int*>(p) = 1;
+    a.free(p);
+  } else {
+    *sink = 1;
+  }
+}
+
+unsigned grid_for(std::size_t n) {
+  return static_cast<unsigned>((n + kThreadsPerBlock - 1) / kThreadsPerBlock);
+}
 
 using dynasoar::bench::median;
 
 // Times `launch` once untimed; then reps times (3 if the first run took over
-// 100 ms, so a collapsing allocator does not stall the whole benchmark).
-Timing time_adaptive(const std::function<void()>& launch, const std::function<void()>& between, int reps) {
+// 100 ms, 1 if it took over 2 s, so a collapsing allocator does not stall
+// the whole benchmark).
+Timing time_adaptive(const std::function<void()>& launch, const std::function<void()>& between,
+                     int reps) {
   cudaEvent_t a, b;
   DYNASOAR_CUDA_CHECK(cudaEventCreate(&a));
   DYNASOAR_CUDA_CHECK(cudaEventCreate(&b));
@@ -128,6 +144,7 @@ Timing time_adaptive(const std::function<void()>& launch, const std::function<vo
     DYNASOAR_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
     if (r == 0) {
       if (t > 100.0f) reps = std::min(reps, 3);
+      if (t > 2000.0f) reps = 1;
       continue;
     }
     ms.push_back(t);
@@ -137,11 +154,11 @@ Timing time_adaptive(const std::function<void()>& launch, const std::function<vo
   return {median(ms), *std::min_element(ms.begin(), ms.end()), static_cast<int>(ms.size())};
 }
 
-std::string row(const std::string& bench, const std::string& impl, const std::string& config, std::uint64_t n,
-                const Timing& t, const std::string& notes) {
-  return bench + "," + impl + "," + config + "," + std::to_string(n) + "," + fmt(t.median_ms, "%.5f") + "," +
-         fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) + "," + fmt(t.median_ms * 1e6 / static_cast<double>(n)) +
-         "," + notes;
+std::string row(const std::string& bench, const std::string& impl, const std::string& config,
+                std::uint64_t n, const Timing& t, const std::string& notes) {
+  return bench + "," + impl + "," + config + "," + std::to_string(n) + "," +
+         fmt(t.median_ms, "%.5f") + "," + fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) +
+         "," + fmt(t.median_ms * 1e6 / static_cast<double>(n)) + "," + notes;
 }
 
 // Failures are counted per row; clear the pool's flag so it does not
@@ -160,10 +177,36 @@ struct Options {
 
 // --- 1. survey ---------------------------------------------------------------------------
 
+// Pool settings of the survey: the circular allocators run as in the paper
+// (no coalescing, Eq. 1 chunks down to 64 bytes) and with warp coalescing
+// and a pre-split whose smallest chunk (64 KiB) holds a whole warp's
+// coalesced request of the largest size (32 x 1 KiB plus headers).
+struct PoolVariant {
+  const char* suffix;
+  PoolOptions options;
+};
+template <class Alloc>
+std::vector<PoolVariant> survey_variants() {
+  if constexpr (!Alloc::kCircular) return {{"", PoolOptions{}}};
+  PoolOptions coalesced, paper;
+  coalesced.min_chunk_bytes = 64 << 10;
+  paper.coalesce = false;
+  return {{"+coalesced", coalesced}, {"(paper)", paper}};
+}
+
+template <class Alloc>
+void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant& v);
+
 template <class Alloc>
 void survey(dynasoar::bench::Csv& csv, const Options& o) {
+  for (const PoolVariant& v : survey_variants<Alloc>()) survey_with<Alloc>(csv, o, v);
+}
+
+template <class Alloc>
+void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant& v) {
   constexpr std::uint64_t kPool = std::uint64_t{4} << 30;
-  PoolHandle<Alloc> pool(kPool);
+  PoolHandle<Alloc> pool(kPool, v.options);
+  const std::string name = std::string(Alloc::kName) + v.suffix;
   const std::size_t n = std::size_t{1} << 20;
   dynasoar::platform::Buffer<void*> ptrs(n);
   dynasoar::platform::Buffer<unsigned long long> failed(1);
@@ -185,7 +228,10 @@ void survey(dynasoar::bench::Csv& csv, const Options& o) {
     };
     bool have = false;  // ptrs hold live allocations
     const Timing alloc = time_adaptive(
-        [&] { alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(pool.device(), ptrs.data(), c.bytes, c.per_warp, 1, failed.data()); },
+        [&] {
+          alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(pool.device(), ptrs.data(), c.bytes,
+                                                                c.per_warp, 1, failed.data());
+        },
         [&] {
           if (have) release();
           DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
@@ -194,21 +240,22 @@ void survey(dynasoar::bench::Csv& csv, const Options& o) {
         o.quick ? 3 : 10);
     const unsigned long long f = failed.to_vector()[0];
     std::string notes = "failed=" + std::to_string(f) + " pool=" + std::to_string(pool.bytes());
-    csv.line(row("survey_malloc", Alloc::kName, c.name, n, alloc, notes));
+    csv.line(row("survey_malloc", name, c.name, n, alloc, notes));
     if constexpr (Alloc::kCanFree) {
       // ptrs hold the last timed launch's allocations: time freeing them,
       // then allocate again untimed for the next round.
-      const Timing fr = time_adaptive([&] { release(); },
-                                      [&] {
-                                        if (!have) {
-                                          alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(
-                                              pool.device(), ptrs.data(), c.bytes, c.per_warp, 1, failed.data());
-                                          DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
-                                        }
-                                        have = false;
-                                      },
-                                      o.quick ? 3 : 10);
-      csv.line(row("survey_free", Alloc::kName, c.name, n, fr, notes));
+      const Timing fr =
+          time_adaptive([&] { release(); },
+                        [&] {
+                          if (!have) {
+                            alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(
+                                pool.device(), ptrs.data(), c.bytes, c.per_warp, 1, failed.data());
+                            DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+                          }
+                          have = false;
+                        },
+                        o.quick ? 3 : 10);
+      csv.line(row("survey_free", name, c.name, n, fr, notes));
     } else {
       release();
       have = false;
@@ -235,10 +282,13 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
     for (int k : {1, 10}) {
       failed.zero();
       const Timing t = time_adaptive(
-          [&] { cycle_kernel<<<blocks, kThreadsPerBlock>>>(pool.device(), bytes, k, failed.data()); }, reset,
-          o.quick ? 3 : 5);
-      csv.line(row(k == 1 ? "AD" : "ACD", Alloc::kName, std::to_string(bytes) + "B", warps * k, t,
-                   "failed=" + std::to_string(failed.to_vector()[0]) + " blocks=" + std::to_string(blocks)));
+          [&] {
+            cycle_kernel<<<blocks, kThreadsPerBlock>>>(pool.device(), bytes, k, failed.data());
+          },
+          reset, o.quick ? 3 : 5);
+      csv.line(row(
+          k == 1 ? "AD" : "ACD", Alloc::kName, std::to_string(bytes) + "B", warps * k, t,
+          "failed=" + std::to_string(failed.to_vector()[0]) + " blocks=" + std::to_string(blocks)));
     }
   }
   // [P]: ten launches, 16-byte payload, 1 .. all blocks.
@@ -250,11 +300,13 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
     const Timing t = time_adaptive(
         [&] {
           for (unsigned launch = 0; launch < 10; ++launch)
-            probability_kernel<<<b, kThreadsPerBlock>>>(pool.device(), slot.data(), 16, launch, failed.data());
+            probability_kernel<<<b, kThreadsPerBlock>>>(pool.device(), slot.data(), 16, launch,
+                                                        failed.data());
         },
         [&] {
           // Free what the previous run left, then start empty.
-          if constexpr (Alloc::kCanFree) free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
+          if constexpr (Alloc::kCanFree)
+            free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
           reset();
           slot.zero();
           failed.zero();
@@ -262,8 +314,10 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
         o.quick ? 3 : 5);
     c = failed.to_vector();
     csv.line(row("P", Alloc::kName, std::to_string(b) + "_blocks", c[0] + c[1], t,
-                 "allocs=" + std::to_string(c[0]) + " frees=" + std::to_string(c[1]) + " failed=" + std::to_string(c[2])));
-    if constexpr (Alloc::kCanFree) free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
+                 "allocs=" + std::to_string(c[0]) + " frees=" + std::to_string(c[1]) +
+                     " failed=" + std::to_string(c[2])));
+    if constexpr (Alloc::kCanFree)
+      free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
     reset();
   }
   clear_error(pool);
@@ -275,8 +329,15 @@ template <class Alloc>
 void registers(dynasoar::bench::Csv& csv) {
   cudaFuncAttributes a{};
   DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc>));
-  csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," + std::to_string(a.numRegs) +
-           ",local_bytes=" + std::to_string(a.localSizeBytes));
+  csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," +
+           std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
+           (Alloc::kCircular ? " with warp coalescing" : ""));
+  if constexpr (Alloc::kCircular) {
+    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free_uncoalesced<Alloc>));
+    csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free_uncoalesced,,,,," +
+             std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
+             " paper's malloc");
+  }
 }
 
 template <class Alloc>
@@ -295,21 +356,24 @@ int main(int argc, char** argv) {
   dynasoar::bench::Args args;
   dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers"}, {}};
   dynasoar::bench::Selection allocators{
-      "--allocator", {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"}, {}};
+      "--allocator",
+      {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
+      {}};
   if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators})) return 2;
   Options o;
   o.quick = args.quick;
   const std::string csv_path = args.csv;
   try {
-    dynasoar::bench::Csv csv(
-        csv_path,
-        {"benchmark: cmalloc family", "date: " + dynasoar::bench::utc_now(),
-         "device: " + dynasoar::bench::device_description(),
-         "command: " + dynasoar::bench::command_line(argc, argv),
-         "timing: CUDA events, one untimed run, median of reps (3 reps when a run takes over 100 ms)",
-         "columns: n = allocations (P: allocations + frees); ns_per_op = median / n; registers rows: "
-         "the register count in ns_per_op's place"},
-        "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
+    dynasoar::bench::Csv csv(csv_path,
+                             {"benchmark: cmalloc family", "date: " + dynasoar::bench::utc_now(),
+                              "device: " + dynasoar::bench::device_description(),
+                              "command: " + dynasoar::bench::command_line(argc, argv),
+                              "timing: CUDA events, one untimed run, median of reps (3 reps when a "
+                              "run takes over 100 ms)",
+                              "columns: n = allocations (P: allocations + frees); ns_per_op = "
+                              "median / n; registers rows: "
+                              "the register count in ns_per_op's place"},
+                             "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
     // CUDA's device heap is sized once, before its first allocating kernel:
     // it goes first, with the largest pool.
     run_all<CudaMalloc>(csv, o, only, allocators);

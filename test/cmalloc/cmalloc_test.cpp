@@ -33,7 +33,8 @@ TEST(CMallocPreSplit, BinaryHeapPatternCoversThePool) {
       std::uint32_t at = 0;
       for (std::uint32_t h = 0; h < heaps; ++h) {
         for (std::uint64_t i = 0; i < p.chunks_per_heap(); ++i) {
-          ASSERT_EQ(p.chunk_start(h, i), at) << "chunks are contiguous, heap " << h << " chunk " << i;
+          ASSERT_EQ(p.chunk_start(h, i), at)
+              << "chunks are contiguous, heap " << h << " chunk " << i;
           const std::uint32_t size = p.chunk_end(h, i) - at;
           const int level = 63 - platform::clz(i + 1);
           if (i + 1 < p.chunks_per_heap()) {
@@ -95,7 +96,8 @@ DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, st
 // Allocates 8..max_bytes bytes (a multiple of 8) and fills them with the
 // pattern of `sig`; the address is 0 if malloc returned nullptr.
 template <class Alloc>
-DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes, std::uint64_t sig) {
+DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes,
+                                 std::uint64_t sig) {
   const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
   const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
   if (address != 0) fill_user_data(address, bytes, sig);
@@ -116,10 +118,13 @@ struct AllocateAndKeep {
     if (w >= workers_wanted) return;
     test::Rng rng(0xC3A1, w);
     for (int i = 0; i < per_worker; ++i) {
-      const Held h = allocate_filled(alloc, rng, max_bytes, platform::mix64(w * 1000003ull + static_cast<std::uint64_t>(i)));
+      const Held h = allocate_filled(
+          alloc, rng, max_bytes, platform::mix64(w * 1000003ull + static_cast<std::uint64_t>(i)));
       held[w * static_cast<std::size_t>(per_worker) + static_cast<std::size_t>(i)] = h;
-      if (h.address == 0) platform::atomic_fetch_add(&counters[0], 1ull);
-      else if (h.address % kAlignment != 0) platform::atomic_fetch_add(&counters[1], 1ull);
+      if (h.address == 0)
+        platform::atomic_fetch_add(&counters[0], 1ull);
+      else if (h.address % kAlignment != 0)
+        platform::atomic_fetch_add(&counters[1], 1ull);
     }
   }
 };
@@ -137,7 +142,9 @@ template <class Alloc>
 struct FreeKept {
   Alloc alloc;
   const Held* held;
-  DYNASOAR_HD void operator()(std::size_t i) const { alloc.free(reinterpret_cast<void*>(held[i].address)); }
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    alloc.free(reinterpret_cast<void*>(held[i].address));
+  }
 };
 
 // Workers that allocate, fill, check and free at random, holding up to
@@ -163,7 +170,8 @@ struct Churn {
         h.address = 0;
         continue;
       }
-      h = allocate_filled(alloc, rng, max_bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+      h = allocate_filled(alloc, rng, max_bytes,
+                          platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
       if (h.address == 0) ++nulls;
     }
     for (Held& h : mine)
@@ -182,7 +190,8 @@ class CMallocConformance : public ::testing::Test {
   static constexpr std::size_t kWorkers = platform::kCudaBuild ? 8192 : 16;
 };
 
-using Allocators = ::testing::Types<AtomicMalloc, AWMalloc, CMalloc, CFMalloc, CMMalloc, CFMMalloc, CudaMalloc>;
+using Allocators =
+    ::testing::Types<AtomicMalloc, AWMalloc, CMalloc, CFMalloc, CMMalloc, CFMMalloc, CudaMalloc>;
 struct AllocatorNames {
   template <class T>
   static std::string GetName(int) {
@@ -190,6 +199,16 @@ struct AllocatorNames {
   }
 };
 TYPED_TEST_SUITE(CMallocConformance, Allocators, AllocatorNames);
+
+// The circular allocators run their concurrent tests with warp coalescing
+// (the default) and without it (paper 000 as written).
+template <class Alloc>
+std::vector<PoolOptions> pool_variants() {
+  if constexpr (!Alloc::kCircular) return {PoolOptions{}};
+  PoolOptions plain;
+  plain.coalesce = false;
+  return {PoolOptions{}, plain};
+}
 
 // Concurrent allocations in a pool with room for all of them: none fails,
 // every range is 16-byte aligned, inside the pool and disjoint from all
@@ -200,31 +219,36 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
   constexpr std::uint64_t max_bytes = 256;
   // Four times the largest possible demand (with headers), so that no
   // variant fills up and AWMalloc never wraps.
-  PoolHandle<TypeParam> pool(4 * workers * per_worker * (max_bytes + 32));
-  Buffer<Held> held(workers * per_worker);
-  Buffer<unsigned long long> counters(2);
-  counters.zero();
-  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
-                                                                 workers, per_worker, max_bytes});
-  platform::synchronize();
-  std::vector<unsigned long long> c = counters.to_vector();
-  EXPECT_EQ(c[0], 0u) << "allocations failed in a pool with room";
-  EXPECT_EQ(c[1], 0u) << "allocations not 16-byte aligned";
-  EXPECT_NO_THROW(pool.check_errors());
+  for (const PoolOptions& options : pool_variants<TypeParam>()) {
+    SCOPED_TRACE(options.coalesce ? "with warp coalescing" : "without warp coalescing");
+    PoolHandle<TypeParam> pool(4 * workers * per_worker * (max_bytes + 32), options);
+    Buffer<Held> held(workers * per_worker);
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(
+        workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(), workers,
+                                            per_worker, max_bytes});
+    platform::synchronize();
+    std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[0], 0u) << "allocations failed in a pool with room";
+    EXPECT_EQ(c[1], 0u) << "allocations not 16-byte aligned";
+    EXPECT_NO_THROW(pool.check_errors());
 
-  counters.zero();
-  platform::parallel_for(workers * per_worker, CheckKept{held.data(), counters.data()});
-  EXPECT_EQ(counters.to_vector()[0], 0u) << "patterns overwritten: two allocations overlap";
+    counters.zero();
+    platform::parallel_for(workers * per_worker, CheckKept{held.data(), counters.data()});
+    EXPECT_EQ(counters.to_vector()[0], 0u) << "patterns overwritten: two allocations overlap";
 
-  std::vector<Held> h = held.to_vector();
-  std::sort(h.begin(), h.end(), [](const Held& a, const Held& b) { return a.address < b.address; });
-  for (std::size_t i = 0; i < h.size(); ++i) {
-    if (!TypeParam::kDeviceHeap) {  // CUDA's heap lies where CUDA puts it
-      ASSERT_GE(h[i].address, pool.begin());
-      ASSERT_LE(h[i].address + h[i].bytes, pool.end());
-    }
-    if (i > 0) {
-      ASSERT_LE(h[i - 1].address + h[i - 1].bytes, h[i].address) << "overlapping ranges";
+    std::vector<Held> h = held.to_vector();
+    std::sort(h.begin(), h.end(),
+              [](const Held& a, const Held& b) { return a.address < b.address; });
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      if (!TypeParam::kDeviceHeap) {  // CUDA's heap lies where CUDA puts it
+        ASSERT_GE(h[i].address, pool.begin());
+        ASSERT_LE(h[i].address + h[i].bytes, pool.end());
+      }
+      if (i > 0) {
+        ASSERT_LE(h[i - 1].address + h[i - 1].bytes, h[i].address) << "overlapping ranges";
+      }
     }
   }
 }
@@ -233,39 +257,47 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
 // through the pool than it holds: memory must be reused, and no pattern may
 // break while its owner holds it.
 TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
-  if (!TypeParam::kCanFree) GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
+  if (!TypeParam::kCanFree)
+    GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
   const std::size_t workers = this->kWorkers;
   // At least 320 rounds: fewer would not move twice the pool through it (checked below).
   const int rounds = std::max(test::stress_rounds(platform::kCudaBuild ? 640 : 20000), 320);
   constexpr std::uint64_t max_bytes = 512;
   // Eight times what the workers can hold at once.
   const std::uint64_t pool_bytes = 8 * workers * kSlots * (max_bytes + 32);
-  PoolHandle<TypeParam> pool(pool_bytes);
-  Buffer<unsigned long long> counters(2);
-  counters.zero();
-  platform::parallel_workers(workers, Churn<TypeParam>{pool.device(), counters.data(), workers, rounds, max_bytes});
-  platform::synchronize();
-  const std::vector<unsigned long long> c = counters.to_vector();
-  EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
-  EXPECT_EQ(c[0], 0u) << "allocations failed although the pool had room";
-  const double moved = static_cast<double>(workers) * rounds / 2 * (max_bytes / 2);
-  EXPECT_GT(moved, 2.0 * static_cast<double>(pool_bytes)) << "the test must cycle the pool";
+  for (const PoolOptions& options : pool_variants<TypeParam>()) {
+    SCOPED_TRACE(options.coalesce ? "with warp coalescing" : "without warp coalescing");
+    PoolHandle<TypeParam> pool(pool_bytes, options);
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(
+        workers, Churn<TypeParam>{pool.device(), counters.data(), workers, rounds, max_bytes});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
+    EXPECT_EQ(c[0], 0u) << "allocations failed although the pool had room";
+    const double moved = static_cast<double>(workers) * rounds / 2 * (max_bytes / 2);
+    EXPECT_GT(moved, 2.0 * static_cast<double>(pool_bytes)) << "the test must cycle the pool";
 
-  // Everything is free again: one more round of allocations succeeds.
-  Buffer<Held> held(workers);
-  counters.zero();
-  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
-                                                                 workers, 1, max_bytes});
-  platform::synchronize();
-  EXPECT_EQ(counters.to_vector()[0], 0u);
+    // Everything is free again: one more round of allocations succeeds.
+    Buffer<Held> held(workers);
+    counters.zero();
+    platform::parallel_workers(
+        workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(), workers, 1,
+                                            max_bytes});
+    platform::synchronize();
+    EXPECT_EQ(counters.to_vector()[0], 0u);
+  }
 }
 
 // Out of memory: malloc returns nullptr and raises the flag; allocations made
 // before are intact, and the pool works again once memory is freed.
 TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
-  if (std::string(TypeParam::kName) == "AWMalloc") GTEST_SKIP() << "AWMalloc wraps instead of running out (Sec. 5.1)";
+  if (std::string(TypeParam::kName) == "AWMalloc")
+    GTEST_SKIP() << "AWMalloc wraps instead of running out (Sec. 5.1)";
   if (TypeParam::kDeviceHeap)
-    GTEST_SKIP() << "CudaMalloc: the device heap's size is fixed once a kernel allocated (an earlier test did), "
+    GTEST_SKIP() << "CudaMalloc: the device heap's size is fixed once a kernel allocated (an "
+                    "earlier test did), "
                     "and the host's C library malloc does not run out";
   const std::size_t workers = this->kWorkers;
   constexpr int per_worker = 16;
@@ -275,8 +307,9 @@ TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
   Buffer<Held> held(workers * per_worker);
   Buffer<unsigned long long> counters(2);
   counters.zero();
-  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
-                                                                 workers, per_worker, max_bytes});
+  platform::parallel_workers(
+      workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(), workers,
+                                          per_worker, max_bytes});
   platform::synchronize();
   const std::vector<unsigned long long> c = counters.to_vector();
   EXPECT_GT(c[0], 0u) << "the pool must run out in this test";
@@ -285,14 +318,75 @@ TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
   EXPECT_FALSE(pool.out_of_memory()) << "check_errors clears the flag";
   counters.zero();
   platform::parallel_for(workers * per_worker, CheckKept{held.data(), counters.data()});
-  EXPECT_EQ(counters.to_vector()[0], 0u) << "allocations made before the pool ran out were overwritten";
+  EXPECT_EQ(counters.to_vector()[0], 0u)
+      << "allocations made before the pool ran out were overwritten";
   if (!TypeParam::kCanFree) return;
   platform::parallel_for(workers * per_worker, FreeKept<TypeParam>{pool.device(), held.data()});
   counters.zero();
-  platform::parallel_workers(workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(),
-                                                                 workers, 1, max_bytes});
+  platform::parallel_workers(
+      workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(), workers, 1,
+                                          max_bytes});
   platform::synchronize();
   EXPECT_EQ(counters.to_vector()[0], 0u) << "freed memory serves new requests";
+}
+
+}  // namespace
+}  // namespace dynasoar::cmalloc
+
+namespace dynasoar::cmalloc {
+namespace {
+
+// One thread allocates n requests of `bytes` each, and frees every other one.
+template <class Alloc>
+struct AllocateSome {
+  Alloc alloc;
+  void** out;
+  int n;
+  std::uint64_t bytes;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    for (int i = 0; i < n; ++i) out[i] = alloc.malloc(bytes);
+    for (int i = 0; i < n; i += 2) alloc.free(out[i]);
+  }
+};
+
+// Paper 000 Sec. 8: Eq. 2 and 3 on a fresh pool (nothing used; the free
+// chunks are the Eq. 1 pattern) and after 16-byte requests, each of which
+// takes a chunk of 32 bytes (one header granule, one data granule), so that
+// the internal fragmentation is exactly (32 - 16) / 32.
+TYPED_TEST(CMallocConformance, FragmentationFollowsEquations2And3) {
+  if constexpr (!TypeParam::kCircular) {
+    GTEST_SKIP() << TypeParam::kName
+                 << ": fragmentation is measured for the circular allocators (paper 000 Sec. 8)";
+  } else {
+    PoolOptions options;
+    options.heaps = 1;
+    PoolHandle<TypeParam> pool(std::uint64_t{1} << 20, options);
+    const PreSplit& plan = pool.presplit();
+    const PoolFragmentation fresh =
+        pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; });
+    EXPECT_EQ(fresh.used_chunks, 0u);
+    EXPECT_EQ(fresh.free_chunks, plan.chunks_per_heap());
+    EXPECT_EQ(fresh.free_bytes, (std::uint64_t{plan.granules} - 1) * kAlignment);
+    std::uint64_t largest = 0;
+    for (std::uint64_t i = 0; i < plan.chunks_per_heap(); ++i)
+      largest = std::max<std::uint64_t>(
+          largest, std::uint64_t{plan.chunk_end(0, i) - plan.chunk_start(0, i)} * kAlignment);
+    EXPECT_EQ(fresh.largest_free_bytes, largest);
+    EXPECT_DOUBLE_EQ(fresh.external,
+                     1.0 - static_cast<double>(largest) / static_cast<double>(fresh.free_bytes));
+
+    constexpr int kRequests = 100;
+    Buffer<void*> out(kRequests);
+    platform::parallel_for(
+        1, AllocateSome<decltype(pool.device())>{pool.device(), out.data(), kRequests, 16});
+    platform::synchronize();
+    const PoolFragmentation after =
+        pool.fragmentation([](const unsigned char*) { return std::uint64_t{16}; });
+    EXPECT_EQ(after.used_chunks, kRequests / 2u);
+    EXPECT_DOUBLE_EQ(after.internal, 0.5);
+    EXPECT_GT(after.external, 0.0);
+    EXPECT_LT(after.external, 1.0);
+  }
 }
 
 }  // namespace

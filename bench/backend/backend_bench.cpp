@@ -1,0 +1,159 @@
+// The object API on every back end (not tests): the same class and the same
+// operations through dynasoar::backend::*, as the examples will use them.
+//
+// 1. utilisation: 1 024 threads allocate 64-byte objects (8 doubles) until
+//    `new` returns nullptr, in a pool of 64 MiB (for CudaMalloc its device
+//    heap, sized once, first, to the same 64 MiB). Utilisation = object bytes / pool bytes.
+//    On the byte allocators each object also carries an 8-byte header and
+//    the allocator's chunk header, and the Eq. 1 pre-split of the circular
+//    allocators leaves chunks too small for an object.
+// 2. do_all: parallel_new of 2^19 objects, then a blocking parallel_do that
+//    reads and writes one field of each (median of 10 calls, host wall time
+//    of the whole call), and for the byte allocators the part of it spent in
+//    the registry's compaction (enumeration_seconds, as the paper reports).
+//
+// Usage: backend_bench [--quick] [--csv FILE] [--only utilisation|do_all] [--backend NAME]...
+#include <cuda_runtime.h>
+#include <dynasoar/dynasoar.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/support/gpu_bench.h"
+
+namespace {
+
+using dynasoar::bench::fmt;
+
+template <class Backend>
+struct World {
+  class Obj;
+  using Alloc = typename Backend::template Allocator<Obj>;
+  using Handle = dynasoar::AllocatorHandle<Alloc>;
+  class Obj : public Alloc::Base {
+   public:
+    declare_field_types(Obj, double[8]) dynasoar::Field<Obj, 0> payload;
+    DYNASOAR_HD explicit Obj(int i) {
+      for (int k = 0; k < 8; ++k) payload[k] = i + k;
+    }
+    DYNASOAR_HD void touch(double by) { payload[0] += by; }
+  };
+};
+constexpr std::uint64_t kObjectBytes = 64;
+constexpr std::uint64_t kPoolBytes = std::uint64_t{64} << 20;  // every pool, and CUDA's device heap
+
+template <class W>
+__global__ void fill(typename W::Alloc alloc, unsigned long long* made, int limit) {
+  unsigned long long mine = 0;
+  for (int i = 0; i < limit; ++i) {
+    auto* p = new (alloc) typename W::Obj(i);
+    if (p == nullptr) break;
+    ++mine;
+  }
+  atomicAdd(made, mine);
+}
+
+template <class Backend>
+void utilisation(dynasoar::bench::Csv& csv, std::uint64_t pool_bytes) {
+  using W = World<Backend>;
+  typename W::Handle heap(pool_bytes);
+  dynasoar::platform::Buffer<unsigned long long> made(1);
+  made.zero();
+  const int threads = 1024;
+  const auto start = std::chrono::steady_clock::now();
+  fill<W>
+      <<<threads / 256, 256>>>(heap.device(), made.data(),
+                               static_cast<int>(heap.heap_bytes() / kObjectBytes / threads + 64));
+  DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const unsigned long long n = made.to_vector()[0];
+  const bool full = heap.out_of_memory();
+  try {
+    heap.check_errors();
+  } catch (const dynasoar::OutOfMemory&) {
+  }
+  const std::uint64_t counted = heap.template count<typename W::Obj>();
+  const double pct =
+      100.0 * static_cast<double>(n * kObjectBytes) / static_cast<double>(heap.heap_bytes());
+  csv.line(std::string("utilisation,") + Backend::kName + "," + std::to_string(n) + "," +
+           fmt(ms, "%.3f") + "," + fmt(pct, "%.2f") + ",percent_of_pool,pool_bytes=" +
+           std::to_string(heap.heap_bytes()) + (full ? " stopped_by_nullptr" : " NOT_FULL") +
+           (counted == n ? " count_ok" : " COUNT_MISMATCH"));
+}
+
+template <class Backend>
+void do_all(dynasoar::bench::Csv& csv, bool quick) {
+  using W = World<Backend>;
+  const std::size_t n = quick ? (std::size_t{1} << 16) : (std::size_t{1} << 19);
+  typename W::Handle heap(kPoolBytes);  // 2^19 objects take at most 96 bytes each on any back end
+  heap.template parallel_new<typename W::Obj>(n);
+  double enumeration_before = 0;
+  if constexpr (requires { heap.enumeration_seconds(); })
+    enumeration_before = heap.enumeration_seconds();
+  std::vector<double> ms;
+  const int reps = 10;
+  for (int r = 0; r <= reps; ++r) {  // the first call is a warm-up
+    const auto start = std::chrono::steady_clock::now();
+    heap.template parallel_do<typename W::Obj, &W::Obj::touch>(1.0);
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) ms.push_back(t);
+  }
+  std::string notes = "objects=" + std::to_string(heap.template count<typename W::Obj>());
+  if constexpr (requires { heap.enumeration_seconds(); })
+    notes += " enumeration_ms_per_call=" +
+             fmt((heap.enumeration_seconds() - enumeration_before) * 1e3 / (reps + 2), "%.4f");
+  csv.line(std::string("do_all,") + Backend::kName + "," + std::to_string(n) + "," +
+           fmt(dynasoar::bench::median(ms), "%.4f") + ",,ms_host_wall_median," + notes);
+}
+
+template <class Backend>
+void run(dynasoar::bench::Csv& csv, const dynasoar::bench::Selection& only,
+         const dynasoar::bench::Selection& backends, bool quick, std::uint64_t pool_bytes) {
+  if (!backends.wants(Backend::kName)) return;
+  std::fprintf(stderr, "backend_bench: %s\n", Backend::kName);
+  if (only.wants("utilisation")) utilisation<Backend>(csv, pool_bytes);
+  if (only.wants("do_all")) do_all<Backend>(csv, quick);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace backend = dynasoar::backend;
+  dynasoar::bench::Args args;
+  dynasoar::bench::Selection only{"--only", {"utilisation", "do_all"}, {}};
+  dynasoar::bench::Selection backends{"--backend",
+                                      {"CudaMalloc", "dynasoar", "AtomicMalloc", "AWMalloc",
+                                       "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
+                                      {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &backends})) return 2;
+  try {
+    dynasoar::bench::Csv csv(
+        args.csv,
+        {"benchmark: object API per back end", "date: " + dynasoar::bench::utc_now(),
+         "device: " + dynasoar::bench::device_description(),
+         "command: " + dynasoar::bench::command_line(argc, argv),
+         "utilisation: value = object bytes / pool bytes in percent, time = host wall ms of "
+         "the fill; do_all: median host wall ms of a blocking parallel_do"},
+        "bench,backend,n,ms,value,unit,notes");
+    const std::uint64_t pool = kPoolBytes;
+    // CUDA's device heap is sized once, before its first allocating kernel: it goes first.
+    run<backend::CudaMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::Dynasoar>(csv, only, backends, args.quick, pool);
+    run<backend::AtomicMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::AWMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::CFMMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::CMMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::CFMalloc>(csv, only, backends, args.quick, pool);
+    run<backend::CMalloc>(csv, only, backends, args.quick, pool);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "backend_bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
