@@ -391,3 +391,136 @@ TYPED_TEST(CMallocConformance, FragmentationFollowsEquations2And3) {
 
 }  // namespace
 }  // namespace dynasoar::cmalloc
+
+namespace dynasoar::cmalloc {
+namespace {
+
+// Paper 000 Sec. 6 as tests: the generic patterns with every byte range
+// filled and checked. counters: [0] nullptrs, [1] broken patterns,
+// [2] allocations, [3] frees.
+constexpr int kMaxPerWorker = 10;
+
+// [AD] (k = 1) and [ACD] (k = 10): allocate k blocks of `bytes`, then check
+// and free them all.
+template <class Alloc>
+struct AllocThenFree {
+  Alloc alloc;
+  int k;
+  std::uint64_t bytes;
+  unsigned long long* counters;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    Held held[kMaxPerWorker] = {};
+    for (int i = 0; i < k; ++i) {
+      const std::uint64_t sig = platform::mix64(w * 131ull + static_cast<std::uint64_t>(i));
+      const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
+      if (address == 0) {
+        platform::atomic_fetch_add(&counters[0], 1ull);
+        continue;
+      }
+      fill_user_data(address, bytes, sig);
+      held[i] = {address, bytes, sig};
+    }
+    for (int i = 0; i < k; ++i) {
+      if (held[i].address == 0) continue;
+      if (!user_data_intact(held[i].address, held[i].bytes, held[i].sig))
+        platform::atomic_fetch_add(&counters[1], 1ull);
+      alloc.free(reinterpret_cast<void*>(held[i].address));
+    }
+  }
+};
+
+// [P], one launch: a worker holding nothing allocates with probability
+// 0.75, a worker holding memory checks and frees it with probability 0.75.
+template <class Alloc>
+struct ProbabilityStep {
+  Alloc alloc;
+  Held* slot;
+  unsigned launch;
+  std::uint64_t bytes;
+  unsigned long long* counters;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    const std::uint64_t r = platform::mix64(w * 0x9E3779B97F4A7C15ull + launch);
+    if ((r >> 40) % 4 == 0) return;  // the coin says no (probability 0.25)
+    Held& h = slot[w];
+    if (h.address == 0) {
+      const std::uint64_t sig = platform::mix64(r);
+      const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
+      if (address == 0) {
+        platform::atomic_fetch_add(&counters[0], 1ull);
+        return;
+      }
+      fill_user_data(address, bytes, sig);
+      h = {address, bytes, sig};
+      platform::atomic_fetch_add(&counters[2], 1ull);
+    } else {
+      if (!user_data_intact(h.address, h.bytes, h.sig))
+        platform::atomic_fetch_add(&counters[1], 1ull);
+      alloc.free(reinterpret_cast<void*>(h.address));
+      h = {};
+      platform::atomic_fetch_add(&counters[3], 1ull);
+    }
+  }
+};
+
+// After a test that freed everything, a circular pool has no used chunk.
+template <class Alloc>
+void expect_all_free(const PoolHandle<Alloc>& pool) {
+  if constexpr (Alloc::kCircular) {
+    EXPECT_EQ(pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
+              0u)
+        << "memory still marked used after every allocation was freed";
+  }
+}
+
+TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
+  const std::size_t workers = platform::kCudaBuild ? 1024 : 16;
+  const std::uint64_t largest = platform::kCudaBuild ? 16384 : 131072;
+  for (const std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{1024}, largest}) {
+    for (const int k : {1, kMaxPerWorker}) {
+      SCOPED_TRACE("[" + std::string(k == 1 ? "AD" : "ACD") + "] " + std::to_string(bytes) +
+                   " bytes");
+      // Room for every allocation at once, four times over (headers, splits).
+      PoolHandle<TypeParam> pool(4 * workers * static_cast<std::uint64_t>(k) * (bytes + 32) +
+                                 (1u << 20));
+      Buffer<unsigned long long> counters(4);
+      counters.zero();
+      platform::parallel_workers(
+          workers, AllocThenFree<TypeParam>{pool.device(), k, bytes, counters.data()});
+      platform::synchronize();
+      const std::vector<unsigned long long> c = counters.to_vector();
+      EXPECT_EQ(c[0], 0u) << "allocations failed in a pool with room";
+      EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
+      EXPECT_NO_THROW(pool.check_errors());
+      expect_all_free(pool);
+    }
+  }
+}
+
+TYPED_TEST(CMallocConformance, ProbabilityPatternOfSection6) {
+  const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
+  constexpr std::uint64_t kBytes = 64;
+  constexpr unsigned kLaunches = 10;
+  PoolHandle<TypeParam> pool(4 * workers * kLaunches * (kBytes + 32) + (1u << 20));
+  Buffer<Held> slot(workers);
+  slot.zero();
+  Buffer<unsigned long long> counters(4);
+  counters.zero();
+  for (unsigned launch = 0; launch < kLaunches; ++launch)
+    platform::parallel_workers(
+        workers,
+        ProbabilityStep<TypeParam>{pool.device(), slot.data(), launch, kBytes, counters.data()});
+  platform::synchronize();
+  const std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_EQ(c[0], 0u) << "allocations failed in a pool with room";
+  EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
+  std::uint64_t holding = 0;
+  for (const Held& h : slot.to_vector()) holding += h.address != 0;
+  EXPECT_EQ(c[2] - c[3], holding) << "allocations minus frees differ from the memory held";
+  EXPECT_GT(c[3], 0u);
+  platform::parallel_for(workers, FreeKept<TypeParam>{pool.device(), slot.data()});
+  platform::synchronize();
+  expect_all_free(pool);
+}
+
+}  // namespace
+}  // namespace dynasoar::cmalloc
