@@ -12,7 +12,10 @@
 //    of the whole call), and for the byte allocators the part of it spent in
 //    the registry's compaction (enumeration_seconds, as the paper reports).
 //
-// Usage: backend_bench [--quick] [--csv FILE] [--only utilisation|do_all] [--backend NAME]...
+// 3. registers: registers of a kernel with one `new` and one `destroy`.
+//
+// Usage: backend_bench [--quick] [--csv FILE] [--only registers|utilisation|do_all] [--backend
+// NAME]...
 #include <cuda_runtime.h>
 #include <dynasoar/dynasoar.h>
 
@@ -55,6 +58,26 @@ __global__ void fill(typename W::Alloc alloc, unsigned long long* made, int limi
     ++mine;
   }
   atomicAdd(made, mine);
+}
+
+// One `new` and one `destroy` per thread: the register cost of the object
+// API's allocation on each back end (paper 000 Table 1's concern).
+template <class W>
+__global__ void one_new_destroy(typename W::Alloc alloc, int* sink) {
+  auto* p = new (alloc) typename W::Obj(1);
+  if (p == nullptr) {
+    *sink = 1;
+    return;
+  }
+  dynasoar::destroy(alloc, p);
+}
+
+template <class Backend>
+void registers(dynasoar::bench::Csv& csv) {
+  cudaFuncAttributes a{};
+  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_new_destroy<World<Backend>>));
+  csv.line(std::string("registers,") + Backend::kName + ",,," + std::to_string(a.numRegs) +
+           ",registers,one_new_destroy local_bytes=" + std::to_string(a.localSizeBytes));
 }
 
 template <class Backend>
@@ -117,6 +140,7 @@ void run(dynasoar::bench::Csv& csv, const dynasoar::bench::Selection& only,
          const dynasoar::bench::Selection& backends, bool quick, std::uint64_t pool_bytes) {
   if (!backends.wants(Backend::kName)) return;
   std::fprintf(stderr, "backend_bench: %s\n", Backend::kName);
+  if (only.wants("registers")) registers<Backend>(csv);
   if (only.wants("utilisation")) utilisation<Backend>(csv, pool_bytes);
   if (only.wants("do_all")) do_all<Backend>(csv, quick);
 }
@@ -126,7 +150,7 @@ void run(dynasoar::bench::Csv& csv, const dynasoar::bench::Selection& only,
 int main(int argc, char** argv) {
   namespace backend = dynasoar::backend;
   dynasoar::bench::Args args;
-  dynasoar::bench::Selection only{"--only", {"utilisation", "do_all"}, {}};
+  dynasoar::bench::Selection only{"--only", {"registers", "utilisation", "do_all"}, {}};
   dynasoar::bench::Selection backends{"--backend",
                                       {"CudaMalloc", "dynasoar", "AtomicMalloc", "AWMalloc",
                                        "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
