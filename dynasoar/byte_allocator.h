@@ -65,9 +65,7 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   /// raised either way; the handle's check_errors() reports it).
   template <class C>
   DYNASOAR_HD C* allocate() const {
-    static_assert(Registry::check());
-    static_assert(!Registry::template Info<C>::kIsAbstract,
-                  "an abstract class cannot be allocated");
+    static_assert(check_allocatable<Registry, C>());
     void* p = raw_.malloc(kObjectBytes<C>);
     if (p == nullptr) return nullptr;
     if (!objects_.add(type_id<C>(), p)) {

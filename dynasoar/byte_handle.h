@@ -222,13 +222,7 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
     const bool pool_full = pool_.out_of_memory();
     if (reg == 0 && !pool_full) return;
     error_.zero(stream_);
-    if (pool_full) {
-      try {
-        pool_.check_errors();
-      } catch (const OutOfMemory&) {
-      }
-    }
-    platform::synchronize(stream_);
+    pool_.clear_errors();  // waits for the stream
     if ((reg & registry::kRegistryCorrupt) != 0)
       throw std::logic_error(std::string("dynasoar: ") + Alloc::kBackendName +
                              ": the object registry lost count; an object was destroyed twice");
@@ -290,12 +284,11 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
       e.capacity = capacity;
       changed = true;
     }
-    if (changed) {
+    if (changed) {  // nothing was queued otherwise
       e.size = live;
       e.removed = 0;
-      types_.copy_from_host(&e, 1, type, stream_);
+      types_.copy_from_host(&e, 1, type, stream_);  // waits for the stream
     }
-    platform::synchronize(stream_);
     enumeration_seconds_ +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return live;

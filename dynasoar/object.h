@@ -49,6 +49,14 @@ constexpr unsigned registered_type_id() {
   return static_cast<unsigned>(soa::kIndexOf<C, Types>);
 }
 
+/// Compile-time checks of `new` of class C, shared by the allocators.
+template <class Registry, class C>
+constexpr bool check_allocatable() {
+  static_assert(Registry::check());
+  static_assert(!Registry::template Info<C>::kIsAbstract, "an abstract class cannot be allocated");
+  return true;
+}
+
 /// device_do for an object allocator A (CRTP): built on A::for_each_object.
 template <class A>
 class DeviceOps {

@@ -63,9 +63,7 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   /// is full. `new (alloc) C(args...)` calls this and then the constructor.
   template <class C>
   DYNASOAR_HD C* allocate() const {
-    static_assert(Registry::check());
-    static_assert(!Registry::template Info<C>::kIsAbstract,
-                  "an abstract class cannot be allocated");
+    static_assert(check_allocatable<Registry, C>());
     return reinterpret_cast<C*>(state_->allocate(type_id<C>()));
   }
 

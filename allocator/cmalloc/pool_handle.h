@@ -212,11 +212,16 @@ class PoolHandle {
     return (e & kPoolOutOfMemory) != 0;
   }
 
+  /// Clears the out-of-memory flag (after the caller has reported it).
+  void clear_errors() {
+    error_.zero(stream_);
+    platform::synchronize(stream_);
+  }
+
   /// Throws OutOfMemory (and clears the flag) if a malloc returned nullptr.
   void check_errors() {
     if (!out_of_memory()) return;
-    error_.zero(stream_);
-    platform::synchronize(stream_);
+    clear_errors();
     throw OutOfMemory(std::string("dynasoar: ") + Alloc::kName + " pool of " +
                       std::to_string(bytes()) +
                       " bytes is out of memory; at least one malloc returned nullptr");

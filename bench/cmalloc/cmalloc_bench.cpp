@@ -96,21 +96,15 @@ __global__ void probability_kernel(Alloc a, void** slot, std::uint64_t bytes, un
   }
 }
 
-template <class Alloc>
+// One malloc and one free per thread (Table 1); kPaper: the uncoalesced
+// malloc of paper 000 (circular allocators).
+template <class Alloc, bool kPaper>
 __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
-  void* p = a.malloc(bytes);
-  if (p != nullptr) {
-    *static_cast<int*>(p) = 1;
-    a.free(p);
-  } else {
-    *sink = 1;
-  }
-}
-
-// The same with the paper's uncoalesced malloc (circular allocators).
-template <class Alloc>
-__global__ void one_alloc_free_uncoalesced(Alloc a, std::uint64_t bytes, int* sink) {
-  void* p = a.malloc_uncoalesced(bytes);
+  void* p = nullptr;
+  if constexpr (kPaper)
+    p = a.malloc_uncoalesced(bytes);
+  else
+    p = a.malloc(bytes);
   if (p != nullptr) {
     *static_cast<int*>(p) = 1;
     a.free(p);
@@ -159,16 +153,6 @@ std::string row(const std::string& bench, const std::string& impl, const std::st
   return bench + "," + impl + "," + config + "," + std::to_string(n) + "," +
          fmt(t.median_ms, "%.5f") + "," + fmt(t.min_ms, "%.5f") + "," + std::to_string(t.reps) +
          "," + fmt(t.median_ms * 1e6 / static_cast<double>(n)) + "," + notes;
-}
-
-// Failures are counted per row; clear the pool's flag so it does not
-// carry over.
-template <class Alloc>
-void clear_error(PoolHandle<Alloc>& pool) {
-  try {
-    pool.check_errors();
-  } catch (const dynasoar::OutOfMemory&) {
-  }
 }
 
 struct Options {
@@ -260,7 +244,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
       release();
       have = false;
     }
-    clear_error(pool);
+    pool.clear_errors();  // failures are counted per row
   }
 }
 
@@ -320,7 +304,7 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
       free_kernel<<<grid_for(w), kThreadsPerBlock>>>(pool.device(), slot.data(), w);
     reset();
   }
-  clear_error(pool);
+  pool.clear_errors();  // failures are counted per row
 }
 
 // --- 3. registers --------------------------------------------------------------------------
@@ -328,12 +312,12 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
 template <class Alloc>
 void registers(dynasoar::bench::Csv& csv) {
   cudaFuncAttributes a{};
-  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc>));
+  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, false>));
   csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," +
            std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
            (Alloc::kCircular ? " with warp coalescing" : ""));
   if constexpr (Alloc::kCircular) {
-    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free_uncoalesced<Alloc>));
+    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, true>));
     csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free_uncoalesced,,,,," +
              std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
              " paper's malloc");

@@ -93,15 +93,19 @@ DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, st
   return true;
 }
 
-// Allocates 8..max_bytes bytes (a multiple of 8) and fills them with the
-// pattern of `sig`; the address is 0 if malloc returned nullptr.
+// Allocates `bytes` bytes and fills them with the pattern of `sig`; the
+// address is 0 if malloc returned nullptr.
 template <class Alloc>
-DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes,
-                                 std::uint64_t sig) {
-  const std::uint64_t bytes = 8 * (1 + rng.below(max_bytes / 8));
+DYNASOAR_HD Held allocate_filled(const Alloc& alloc, std::uint64_t bytes, std::uint64_t sig) {
   const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
   if (address != 0) fill_user_data(address, bytes, sig);
   return {address, bytes, sig};
+}
+// The same for a random size of 8..max_bytes bytes (a multiple of 8).
+template <class Alloc>
+DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes,
+                                 std::uint64_t sig) {
+  return allocate_filled(alloc, 8 * (1 + rng.below(max_bytes / 8)), sig);
 }
 
 // Each worker makes `per_worker` allocations of 8..max_bytes bytes, fills
@@ -411,14 +415,9 @@ struct AllocThenFree {
   DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
     Held held[kMaxPerWorker] = {};
     for (int i = 0; i < k; ++i) {
-      const std::uint64_t sig = platform::mix64(w * 131ull + static_cast<std::uint64_t>(i));
-      const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
-      if (address == 0) {
-        platform::atomic_fetch_add(&counters[0], 1ull);
-        continue;
-      }
-      fill_user_data(address, bytes, sig);
-      held[i] = {address, bytes, sig};
+      held[i] = allocate_filled(alloc, bytes,
+                                platform::mix64(w * 131ull + static_cast<std::uint64_t>(i)));
+      if (held[i].address == 0) platform::atomic_fetch_add(&counters[0], 1ull);
     }
     for (int i = 0; i < k; ++i) {
       if (held[i].address == 0) continue;
@@ -443,15 +442,8 @@ struct ProbabilityStep {
     if ((r >> 40) % 4 == 0) return;  // the coin says no (probability 0.25)
     Held& h = slot[w];
     if (h.address == 0) {
-      const std::uint64_t sig = platform::mix64(r);
-      const auto address = reinterpret_cast<std::uint64_t>(alloc.malloc(bytes));
-      if (address == 0) {
-        platform::atomic_fetch_add(&counters[0], 1ull);
-        return;
-      }
-      fill_user_data(address, bytes, sig);
-      h = {address, bytes, sig};
-      platform::atomic_fetch_add(&counters[2], 1ull);
+      h = allocate_filled(alloc, bytes, platform::mix64(r));
+      platform::atomic_fetch_add(&counters[h.address == 0 ? 0 : 2], 1ull);
     } else {
       if (!user_data_intact(h.address, h.bytes, h.sig))
         platform::atomic_fetch_add(&counters[1], 1ull);
