@@ -71,21 +71,23 @@ struct CircularMalloc {
   /// lane's memory is freed on its own as usual. If no chunk for the whole
   /// group is found, each lane walks for itself.
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
-    const std::uint64_t wanted =
-        aligned_size(n) / kAlignment + 1;  // data granules + header granule
-    if (wanted >= granules) return fail();
-    const auto units = static_cast<std::uint32_t>(wanted);
-    if (!coalesce) return data(walk(units));
-    return malloc_coalesced(units);
+    if (!coalesce) return malloc_uncoalesced(n);
+    const std::uint64_t units = units_for(n);
+    return units >= granules ? fail() : malloc_coalesced(static_cast<std::uint32_t>(units));
   }
 
   /// malloc as paper 000 Alg. 3 has it: every thread walks for itself.
   DYNASOAR_HD void* malloc_uncoalesced(std::uint64_t n) const {
-    const std::uint64_t wanted = aligned_size(n) / kAlignment + 1;
-    return wanted >= granules ? fail() : data(walk(static_cast<std::uint32_t>(wanted)));
+    const std::uint64_t units = units_for(n);
+    return units >= granules ? fail() : data(walk(static_cast<std::uint32_t>(units)));
   }
 
  private:
+  /// Granules of a chunk for an n-byte request: its data and one header granule.
+  DYNASOAR_HD static std::uint64_t units_for(std::uint64_t n) {
+    return aligned_size(n) / kAlignment + 1;
+  }
+
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t units) const {
     namespace warp = platform::warp;
     const warp::lane_mask group = warp::present_lanes();
