@@ -28,6 +28,12 @@
 // header fails unless the user's data equals that exact tag (odds of 2^-31),
 // and a walk that reads an impossible header restarts from granule 0, which
 // is never absorbed.
+//
+// Deviation from the paper: merge on walk. Besides free()'s merge with the
+// next chunk, a walk that holds a free chunk too small for its request
+// absorbs the free chunks after it (absorb_free_successors). Without it, a
+// pool emptied of many small requests stays cut into small chunks, and
+// larger requests walk over them all or fail although the pool is empty.
 #pragma once
 
 #include <cstdint>
@@ -260,8 +266,9 @@ struct CircularMalloc {
         walked += 1;
         continue;
       }
-      const std::uint32_t size = g == granules - 1 ? 0 : next - g;
+      std::uint32_t size = g == granules - 1 ? 0 : next - g;
       if (c == Claim::kTaken) {
+        if (size < units && size != 0) size = absorb_free_successors(g, next, units);
         if (units <= size) {
           const std::uint32_t after = take(g, next, size, units, heap);
           if (end != nullptr) *end = after;
@@ -274,6 +281,24 @@ struct CircularMalloc {
     }
     if (end == nullptr) fail();  // a group's leader falls back to per-lane walks instead
     return kNoChunk;
+  }
+
+  /// Merge on walk (not in paper 000): a walk that holds a free chunk too
+  /// small for its request absorbs the free chunks that follow it, as free()
+  /// absorbs one, until the chunk is large enough or the next one is in use.
+  /// The paper merges only at free() and only with the next chunk, so after
+  /// many small requests are freed the list stays cut into small free chunks
+  /// and a larger request walks (and fails) over all of them although the
+  /// pool is empty. Returns the new size; `next` is updated.
+  DYNASOAR_HD std::uint32_t absorb_free_successors(std::uint32_t g, std::uint32_t& next,
+                                                   std::uint32_t units) const {
+    while (next - g < units && next != granules - 1) {
+      std::uint32_t after = 0;
+      if (try_claim(next, after) != Claim::kTaken) break;
+      set_next(g, after);  // the absorbed header stays behind, used, inside our data
+      next = after;
+    }
+    return next - g;
   }
 
   DYNASOAR_HD void* fail() const {
