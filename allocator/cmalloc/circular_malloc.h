@@ -24,10 +24,11 @@
 // thread that is descheduled for long (always possible on host threads,
 // rarely on a GPU) can be. Each header therefore carries a tag derived from
 // its position (in the flag word; in the fused form the header is one 8-byte
-// word: tag, flag, next): a compare-and-swap on bytes that are no longer a
-// header fails unless the user's data equals that exact tag (odds of 2^-31),
-// and a walk that reads an impossible header restarts from granule 0, which
-// is never absorbed.
+// word: tag, flag, next), and the header of an absorbed chunk is overwritten
+// with tag 0, which no header has (invalidate). A walk that reads a header
+// without its tag restarts from granule 0, which is never absorbed; a
+// compare-and-swap on bytes that are no longer a header fails unless the
+// user's data equals that exact tag (odds of 2^-30).
 //
 // Deviation from the paper: merge on walk. Besides free()'s merge with the
 // next chunk, a walk that holds a free chunk too small for its request
@@ -65,6 +66,7 @@ struct CircularMalloc {
   std::uint32_t* offsets;  // the paper's memOffset (per heap)
   std::uint32_t max_frag;  // split a chunk larger than request * max_frag
   bool coalesce;           // serve the lanes of a warp with one walk (see malloc)
+  bool merge_on_walk;      // see absorb_free_successors
   unsigned* error;
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
@@ -133,9 +135,9 @@ struct CircularMalloc {
     const std::uint32_t next = load_next(g);
     std::uint32_t after = 0;
     if (next != granules - 1 && try_claim(next, after) == Claim::kTaken) {
-      // The next chunk was free and is now ours: absorb it. Its header stays
-      // behind, marked used, inside our data.
+      // The next chunk was free and is now ours: absorb it.
       set_next(g, after);
+      invalidate(next);
       platform::atomic_store(&offsets[home_heap()], after);
     }
     release(g);  // release order: our writes (data, merged next) come first
@@ -161,7 +163,7 @@ struct CircularMalloc {
 
   /// Position tag of the header at granule g; bit 0 is the used flag.
   DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint32_t tag(std::uint32_t g) {
-    return static_cast<std::uint32_t>(platform::mix64(g) >> 32) & ~1u;
+    return (static_cast<std::uint32_t>(platform::mix64(g) >> 32) & ~1u) | 2u;  // never 0
   }
   static constexpr std::uint32_t kUsedBit = 1u << 31;  // fused form: flag in the next word
 
@@ -238,6 +240,19 @@ struct CircularMalloc {
       platform::atomic_store(flag_word(g), tag(g), platform::release);
   }
 
+  /// Owner only, after absorbing the chunk at g: its header becomes bytes
+  /// that no walk accepts (tag 0; tags are never 0). Left as it was (used,
+  /// valid tag), it would lie in the merged chunk's data, and a user who
+  /// writes only part of those bytes (the low half, say, with padding above)
+  /// could turn it into a valid free header that a late walk claims: its
+  /// compare-and-swap would write into the user's object.
+  DYNASOAR_HD void invalidate(std::uint32_t g) const {
+    if constexpr (kFused)
+      platform::atomic_store(fused_word(g), std::uint64_t{0});
+    else
+      platform::atomic_store(flag_word(g), 0u);
+  }
+
   /// Writes the header of a new free chunk (published by the caller's set_next).
   DYNASOAR_HD void init_free(std::uint32_t g, std::uint32_t next) const {
     if constexpr (kFused) {
@@ -268,7 +283,7 @@ struct CircularMalloc {
       }
       std::uint32_t size = g == granules - 1 ? 0 : next - g;
       if (c == Claim::kTaken) {
-        if (size < units && size != 0) size = absorb_free_successors(g, next, units);
+        if (merge_on_walk && size < units && size != 0) size = absorb_free_successors(g, next, units);
         if (units <= size) {
           const std::uint32_t after = take(g, next, size, units, heap);
           if (end != nullptr) *end = after;
@@ -295,7 +310,8 @@ struct CircularMalloc {
     while (next - g < units && next != granules - 1) {
       std::uint32_t after = 0;
       if (try_claim(next, after) != Claim::kTaken) break;
-      set_next(g, after);  // the absorbed header stays behind, used, inside our data
+      set_next(g, after);
+      invalidate(next);
       next = after;
     }
     return next - g;

@@ -33,6 +33,10 @@ struct PoolOptions {
   /// Circular allocators: serve the lanes of a warp that allocate together
   /// with one walk of the list (CircularMalloc::malloc). Off: paper 000 as written.
   bool coalesce = true;
+  /// Circular allocators: a walk that holds a free chunk too small for its
+  /// request absorbs the free chunks after it (CircularMalloc::
+  /// absorb_free_successors). Off: chunks merge only on free, as in paper 000.
+  bool merge_on_walk = true;
 };
 
 /// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
@@ -115,6 +119,7 @@ class PoolHandle {
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;
       alloc_.coalesce = options.coalesce;
+      alloc_.merge_on_walk = options.merge_on_walk;
       platform::parallel_for(static_cast<std::size_t>(plan_.chunks_per_heap() * heaps),
                              detail::WriteChunks<Alloc>{alloc_, plan_}, s);
     } else {

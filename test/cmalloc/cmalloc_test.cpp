@@ -523,8 +523,10 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
       std::string label = k == 1 ? "[AD] " : "[ACD] ";  // appended, not concatenated:
       label += std::to_string(bytes);                     // GCC 12 -Wrestrict false positive
       SCOPED_TRACE(label + " bytes");
-      // Room for every allocation at once, four times over (headers, splits).
-      PoolHandle<TypeParam> pool(4 * workers * static_cast<std::uint64_t>(k) * (bytes + 32) +
+      // Room for every allocation of the largest case at once, four times
+      // over (headers, splits); one size for all cases, since CUDA's device
+      // heap cannot grow once a kernel has allocated.
+      PoolHandle<TypeParam> pool(4 * workers * std::uint64_t{kMaxPerWorker} * (largest + 32) +
                                  (1u << 20));
       Buffer<unsigned long long> counters(4);
       counters.zero();
