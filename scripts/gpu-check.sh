@@ -12,6 +12,7 @@
 #   bench     bitmap_bench, soa_bench, cmalloc_bench, backend_bench (or those in BENCHES), CSVs in OUT_DIR
 # Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
 set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
 OUT=${2:?usage: gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]}
 WHAT=${3:-all}
@@ -60,6 +61,16 @@ run_tests() {
     [[ -x $ex ]] || continue
     "$ex" >"$OUT/$(basename "$ex").log" 2>&1; rc=$?
     note "$(basename "$ex"): exit $rc"
+    ((rc == 0)) || status=1
+  done
+  # wa-tor on every back end and the baseline: the checksum of the host tier.
+  local golden_args golden_sum
+  golden_args=$(sed -n 1p "$ROOT/example/wator/golden.txt"); golden_sum=$(sed -n 2p "$ROOT/example/wator/golden.txt")
+  for ex in "$BIN"/wator_*; do
+    [[ -x $ex ]] || continue
+    # shellcheck disable=SC2086
+    "$ex" $golden_args --quiet --expect "$golden_sum" >"$OUT/$(basename "$ex").log" 2>&1; rc=$?
+    note "$(basename "$ex") golden run: exit $rc, $(grep checksum "$OUT/$(basename "$ex").log")"
     ((rc == 0)) || status=1
   done
 }

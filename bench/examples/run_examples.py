@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Runs an example on several back ends and its baseline, checks that every
+run computed the same checksum, and writes a CSV and a Markdown table.
+
+    bench/examples/run_examples.py --bin build-cuda/example --example wator \\
+        --args "--width 2048 --height 2560 --steps 500" --reps 3 --out bench/results/X
+
+Each program is run with --json --quiet; the time reported is the median of
+--reps runs of the program's own measurement (the simulation loop, CUDA
+events on a GPU). The table gives each variant's ratio to the baseline.
+Exit code 1 if the checksums differ or a run fails.
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+
+
+def run_once(program, args, timeout):
+    cmd = [program] + args + ["--json", "--quiet"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"timed out after {timeout} s"
+    if p.returncode != 0:
+        return None, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+    return json.loads(p.stdout), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", required=True, help="folder with <example>_<variant> programs")
+    ap.add_argument("--example", default="wator")
+    ap.add_argument("--variants", default="", help="comma-separated (default: every program found)")
+    ap.add_argument("--args", default="", help="arguments for every run")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    ap.add_argument("--out", default="", help="folder for <example>.csv and <example>.md")
+    o = ap.parse_args()
+
+    prefix = o.example + "_"
+    if o.variants:
+        variants = o.variants.split(",")
+    else:
+        variants = sorted(f[len(prefix):] for f in os.listdir(o.bin)
+                          if f.startswith(prefix) and os.access(os.path.join(o.bin, f), os.X_OK))
+    if not variants:
+        sys.exit(f"no {prefix}* programs in {o.bin}")
+    args = shlex.split(o.args)
+
+    rows, failed = [], False
+    for v in variants:
+        program = os.path.join(o.bin, prefix + v)
+        runs, error = [], None
+        for _ in range(o.reps):
+            result, error = run_once(program, args, o.timeout)
+            if result is None:
+                break
+            runs.append(result)
+            print(f"{v}: {result['total_ms']:.1f} ms, checksum {result['checksum']}", file=sys.stderr)
+        if error:
+            print(f"{v}: {error}", file=sys.stderr)
+            rows.append({"variant": v, "error": error})
+            failed = True
+            continue
+        last = runs[-1]
+        rows.append({
+            "variant": v,
+            "device": last["device"],
+            "total_ms": statistics.median(r["total_ms"] for r in runs),
+            "min_ms": min(r["total_ms"] for r in runs),
+            "reps": len(runs),
+            "enumeration_ms": statistics.median(sum(r["extra_ms"].values()) for r in runs),
+            "checksum": last["checksum"],
+            "live": " ".join(f"{k}={n}" for k, n in last["live"].items()),
+            "config": " ".join(f"{k}={x}" for k, x in last["config"].items()),
+        })
+
+    done = [r for r in rows if "error" not in r]
+    sums = {r["checksum"] for r in done}
+    if len(sums) > 1:
+        print("checksums differ: " + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
+        failed = True
+    base = next((r["total_ms"] for r in done if r["variant"] == "baseline"), None)
+
+    lines = [f"{o.example}: {done[0]['config'] if done else ''}, {done[0]['device'] if done else ''}, "
+             f"median of {o.reps} run(s)", "",
+             "| variant | time (ms) | vs. baseline | of which registry enumeration (ms) | checksum | live objects |",
+             "| --- | ---: | ---: | ---: | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| {r['variant']} | failed: {r['error']} | | | | |")
+            continue
+        ratio = f"{r['total_ms'] / base:.2f}x" if base else "n/a"
+        enum = f"{r['enumeration_ms']:.1f}" if r["enumeration_ms"] else "-"
+        lines.append(f"| {r['variant']} | {r['total_ms']:.1f} | {ratio} | {enum} | {r['checksum']} | {r['live']} |")
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if o.out:
+        os.makedirs(o.out, exist_ok=True)
+        with open(os.path.join(o.out, o.example + ".md"), "w") as f:
+            f.write(table)
+        keys = ["variant", "device", "config", "total_ms", "min_ms", "reps", "enumeration_ms", "checksum", "live", "error"]
+        with open(os.path.join(o.out, o.example + ".csv"), "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=keys)
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: r.get(k, "") for k in keys})
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

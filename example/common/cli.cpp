@@ -1,0 +1,64 @@
+#include "example/common/cli.h"
+
+#include <exception>
+#include <iostream>
+#include <memory>
+
+namespace dynasoar::example {
+
+void add_common_options(CLI::App& app, CommonOptions& o) {
+  app.add_option("--seed", o.seed, "seed of the random numbers")->capture_default_str();
+  app.add_option("--steps", o.steps, "simulation steps")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 30));
+  app.add_option("--heap-mib", o.heap_mib,
+                 "heap size in MiB (default: estimated from the problem size)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+  app.add_flag("--json", o.json, "print one JSON object instead of the summary");
+  app.add_flag("--quiet", o.quiet, "no progress output on stderr");
+  app.add_option("--expect", o.expect,
+                 "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
+      ->check([](const std::string& s) {
+        return parse_checksum(s) ? std::string() : "not a checksum: " + s;
+      });
+}
+
+std::function<void(int)> progress_printer(const std::string& name, int steps,
+                                          const CommonOptions& o) {
+  if (o.quiet || o.json) return [](int) {};
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(
+      std::chrono::steady_clock::now());
+  return [name, steps, last](int step) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::seconds(1)) return;
+    *last = now;
+    std::cerr << name << ": step " << step << " / " << steps << "\n";
+  };
+}
+
+int finish(const RunReport& r, const CommonOptions& o) {
+  if (o.json)
+    print_json(r, std::cout);
+  else
+    print_human(r, std::cout);
+  if (!o.expect.empty()) {
+    const std::uint64_t want = *parse_checksum(o.expect);
+    if (r.checksum != want) {
+      std::cerr << r.example << " on " << r.variant << ": checksum " << hex64(r.checksum)
+                << " differs from the expected " << hex64(want) << "\n";
+      return 3;
+    }
+  }
+  return 0;
+}
+
+int guarded_main(const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace dynasoar::example

@@ -1,0 +1,43 @@
+// Command-line options every example shares (CLI11), progress output on
+// long runs, and the end of a run: print the report, compare the checksum.
+// Host code only (no CUDA): each example's main() is compiled by the host
+// compiler and calls into its simulation, which nvcc compiles.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "example/common/run_report.h"
+
+namespace dynasoar::example {
+
+struct CommonOptions {
+  std::uint64_t seed = 42;
+  int steps = 0;
+  std::uint64_t heap_mib = 0;  // 0: the example's own estimate
+  bool json = false;
+  bool quiet = false;
+  std::string expect;          // checksum the run must produce ("" : none)
+};
+
+/// Adds --seed, --steps, --heap-mib, --json, --quiet and --expect.
+void add_common_options(CLI::App& app, CommonOptions& o);
+
+/// A step callback that prints "name: step s / n" to stderr at most once a
+/// second (nothing with --quiet or --json).
+std::function<void(int)> progress_printer(const std::string& name, int steps,
+                                          const CommonOptions& o);
+
+/// Prints the report (human or JSON) to stdout. Returns the exit code: 0,
+/// or 3 (with a message on stderr) if --expect was given and differs.
+int finish(const RunReport& r, const CommonOptions& o);
+
+/// Runs `body` and turns exceptions into a message on stderr and exit code 1
+/// (CLI11's parse errors keep their own codes and messages).
+int guarded_main(const std::function<int()>& body);
+
+}  // namespace dynasoar::example

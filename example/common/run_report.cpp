@@ -1,0 +1,117 @@
+#include "example/common/run_report.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <ostream>
+
+namespace dynasoar::example {
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string hex64(std::uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
+  return buf;
+}
+
+std::optional<std::uint64_t> parse_checksum(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  std::uint64_t v = 0;
+  for (std::size_t i = hex ? 2 : 0; i < s.size(); ++i) {
+    const char c = s[i];
+    unsigned digit = 0;
+    if (c >= '0' && c <= '9')
+      digit = static_cast<unsigned>(c - '0');
+    else if (hex && c >= 'a' && c <= 'f')
+      digit = static_cast<unsigned>(c - 'a' + 10);
+    else if (hex && c >= 'A' && c <= 'F')
+      digit = static_cast<unsigned>(c - 'A' + 10);
+    else
+      return std::nullopt;
+    const unsigned base = hex ? 16 : 10;
+    if (v > (UINT64_MAX - digit) / base) return std::nullopt;  // overflow
+    v = v * base + digit;
+  }
+  return v;
+}
+
+void print_human(const RunReport& r, std::ostream& out) {
+  out << r.example << " on " << r.variant << " (" << r.device << ")";
+  for (const auto& [k, v] : r.config) out << ", " << k << " " << v;
+  out << "\n  total            " << fixed(r.total_ms, 3) << " ms\n";
+  for (const auto& [k, v] : r.phases_ms) {
+    std::string label = k;
+    label.resize(16, ' ');
+    out << "    " << label << fixed(v, 3) << " ms\n";
+  }
+  for (const auto& [k, v] : r.extra_ms) out << "  of which " << k << ": " << fixed(v, 3) << " ms\n";
+  out << "  checksum         " << hex64(r.checksum) << "\n";
+  if (!r.live.empty()) {
+    out << "  live objects    ";
+    for (const auto& [k, v] : r.live) out << " " << k << " " << v;
+    out << "\n";
+  }
+  for (const auto& [k, v] : r.heap) out << "  " << k << ": " << v << "\n";
+}
+
+void print_json(const RunReport& r, std::ostream& out) {
+  out << "{\"example\": " << json_string(r.example) << ", \"variant\": " << json_string(r.variant)
+      << ", \"device\": " << json_string(r.device) << ", \"config\": {";
+  const char* sep = "";
+  for (const auto& [k, v] : r.config) {
+    out << sep << json_string(k) << ": " << json_string(v);
+    sep = ", ";
+  }
+  out << "}, \"total_ms\": " << fixed(r.total_ms, 4) << ", \"phases_ms\": {";
+  sep = "";
+  for (const auto& [k, v] : r.phases_ms) {
+    out << sep << json_string(k) << ": " << fixed(v, 4);
+    sep = ", ";
+  }
+  out << "}, \"extra_ms\": {";
+  sep = "";
+  for (const auto& [k, v] : r.extra_ms) {
+    out << sep << json_string(k) << ": " << fixed(v, 4);
+    sep = ", ";
+  }
+  out << "}, \"checksum\": " << json_string(hex64(r.checksum)) << ", \"live\": {";
+  sep = "";
+  for (const auto& [k, v] : r.live) {
+    out << sep << json_string(k) << ": " << v;
+    sep = ", ";
+  }
+  out << "}, \"heap\": {";
+  sep = "";
+  for (const auto& [k, v] : r.heap) {
+    out << sep << json_string(k) << ": " << json_string(v);
+    sep = ", ";
+  }
+  out << "}}\n";
+}
+
+}  // namespace dynasoar::example

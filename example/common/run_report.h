@@ -1,0 +1,36 @@
+// What every example prints when it finishes: a human summary or one JSON
+// object (--json), built from a RunReport. Host code only (no CUDA), shared
+// by all examples and baselines.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dynasoar::example {
+
+struct RunReport {
+  std::string example;   // "wator"
+  std::string variant;   // back end ("dynasoar", "cmalloc", ...) or "baseline"
+  std::string device;    // "NVIDIA H100 80GB HBM3" or "CPU, 2 threads"
+  std::vector<std::pair<std::string, std::string>> config;  // problem size, seed, ...
+  double total_ms = 0;   // the simulation loop, set-up and result read-back excluded
+  std::vector<std::pair<std::string, double>> phases_ms;    // parts of total_ms
+  std::vector<std::pair<std::string, double>> extra_ms;     // inside the phases (e.g. enumeration)
+  std::uint64_t checksum = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> live;  // objects per class at the end
+  std::vector<std::pair<std::string, std::string>> heap;    // heap statistics
+};
+
+void print_human(const RunReport& r, std::ostream& out);
+void print_json(const RunReport& r, std::ostream& out);
+
+/// "0x" and 16 hex digits.
+std::string hex64(std::uint64_t v);
+/// Parses a checksum given as hex (with or without 0x) or decimal; nullopt if malformed.
+std::optional<std::uint64_t> parse_checksum(const std::string& s);
+
+}  // namespace dynasoar::example

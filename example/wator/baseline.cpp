@@ -1,0 +1,215 @@
+// wa-tor written by hand, without dynamic allocation (the baseline of
+// DynaSOAr paper Sec. 6): one array per property, indexed by cell, and one
+// kernel per phase over all cells. Same rules (rules.h), same checksum as the
+// object version on every back end.
+//
+// The update kernels pull: the thread of a cell that chose a requester moves
+// that agent's state in and writes what stays behind (nothing or a newborn)
+// into the cell it came from. Each cell is written by exactly one thread, so
+// no agent can be moved twice in one kernel.
+#include <stdexcept>
+#include <string>
+
+#include "example/common/device_info.h"
+#include "example/common/phase_timer.h"
+#include "example/wator/rules.h"
+#include "example/wator/wator.h"
+#include "platform/atomic.h"
+#include "platform/executor.h"
+#include "platform/memory.h"
+
+namespace dynasoar::example::wator {
+namespace {
+
+struct Arrays {
+  Kind* kind;
+  int* age;
+  int* energy;
+  unsigned* requests;
+  signed char* chosen;  // direction of the requester a cell chose, -1: none
+};
+
+struct Populate {
+  Grid g;
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int c = static_cast<int>(i);
+    const Kind k = initial_kind(g, c);
+    a.kind[c] = k;
+    a.age[c] = k == Kind::kEmpty ? 0 : initial_age(g, c, k);
+    a.energy[c] = k == Kind::kShark ? kSharkStartEnergy : 0;
+  }
+};
+
+struct ClearRequests {
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const { a.requests[i] = 0u; }
+};
+
+// Sets a request bit in the neighbour chosen among `mask`.
+DYNASOAR_HD inline void request_move(const Grid& g, const Arrays& a, int c, unsigned mask,
+                                     Purpose purpose) {
+  const int d = pick_direction(mask, g.random(c, purpose));
+  if (d >= 0) platform::atomic_fetch_or(&a.requests[g.neighbor(c, d)], 1u << opposite(d));
+}
+DYNASOAR_HD inline unsigned neighbors_of_kind(const Grid& g, const Arrays& a, int c, Kind k) {
+  unsigned mask = 0;
+  for (int d = 0; d < 4; ++d)
+    if (a.kind[g.neighbor(c, d)] == k) mask |= 1u << d;
+  return mask;
+}
+
+struct FishPrepare {
+  Grid g;
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int c = static_cast<int>(i);
+    if (a.kind[c] != Kind::kFish) return;
+    a.age[c] += 1;
+    request_move(g, a, c, neighbors_of_kind(g, a, c, Kind::kEmpty), kFishMove);
+  }
+};
+
+struct SharkPrepare {
+  Grid g;
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int c = static_cast<int>(i);
+    if (a.kind[c] != Kind::kShark) return;
+    a.age[c] += 1;
+    a.energy[c] -= 1;
+    if (a.energy[c] <= 0) return;  // dies; asks for nothing
+    const unsigned fish = neighbors_of_kind(g, a, c, Kind::kFish);
+    request_move(g, a, c, fish != 0 ? fish : neighbors_of_kind(g, a, c, Kind::kEmpty), kSharkMove);
+  }
+};
+
+struct Decide {
+  Grid g;
+  Arrays a;
+  Purpose purpose;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int c = static_cast<int>(i);
+    const unsigned r = a.requests[c];
+    a.chosen[c] = static_cast<signed char>(r == 0 ? -1 : pick_direction(r, g.random(c, purpose)));
+  }
+};
+
+struct FishUpdate {
+  Grid g;
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int to = static_cast<int>(i);
+    if (a.chosen[to] < 0) return;
+    const int from = g.neighbor(to, a.chosen[to]);
+    const bool breed = a.age[from] >= kFishBreedTime;
+    a.kind[to] = Kind::kFish;
+    a.age[to] = breed ? 0 : a.age[from];
+    a.kind[from] = breed ? Kind::kFish : Kind::kEmpty;
+    a.age[from] = 0;
+  }
+};
+
+struct SharkUpdate {
+  Grid g;
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const int to = static_cast<int>(i);
+    if (a.chosen[to] < 0) return;
+    const int from = g.neighbor(to, a.chosen[to]);
+    const bool breed = a.age[from] >= kSharkBreedTime;
+    const int eaten = a.kind[to] == Kind::kFish ? kSharkFishEnergy : 0;
+    a.kind[to] = Kind::kShark;
+    a.age[to] = breed ? 0 : a.age[from];
+    a.energy[to] = a.energy[from] + eaten;
+    a.kind[from] = breed ? Kind::kShark : Kind::kEmpty;
+    a.age[from] = 0;
+    a.energy[from] = breed ? kSharkStartEnergy : 0;
+  }
+};
+
+// After the moves, a shark without energy is one that starved this step:
+// every shark that moved or was born has energy left.
+struct SharkStarve {
+  Arrays a;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (a.kind[i] == Kind::kShark && a.energy[i] <= 0) {
+      a.kind[i] = Kind::kEmpty;
+      a.age[i] = 0;
+      a.energy[i] = 0;
+    }
+  }
+};
+
+struct Checksum {
+  Arrays a;
+  unsigned long long* sum;
+  unsigned long long* counts;  // [0] fish, [1] sharks
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const Kind k = a.kind[i];
+    if (k == Kind::kEmpty) return;
+    platform::atomic_fetch_add(sum, static_cast<unsigned long long>(checksum_term(
+                                        static_cast<int>(i), k, a.age[i],
+                                        k == Kind::kShark ? a.energy[i] : 0)));
+    platform::atomic_fetch_add(&counts[k == Kind::kShark ? 1 : 0], 1ull);
+  }
+};
+
+}  // namespace
+
+RunReport run(const Config& c) {
+  if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
+  Grid grid{c.width, c.height, c.seed, 0};
+  const auto n = static_cast<std::size_t>(grid.cells());
+  platform::Buffer<Kind> kind(n);
+  platform::Buffer<int> age(n), energy(n);
+  platform::Buffer<unsigned> requests(n);
+  platform::Buffer<signed char> chosen(n);
+  const Arrays a{kind.data(), age.data(), energy.data(), requests.data(), chosen.data()};
+  platform::Stream stream;
+  platform::parallel_for(n, Populate{grid, a}, stream);
+
+  PhaseTimer timer(stream);
+  timer.start();
+  for (int step = 1; step <= c.steps; ++step) {
+    grid.step = step;
+    platform::parallel_for(n, ClearRequests{a}, stream);
+    timer.mark("clear requests");
+    platform::parallel_for(n, FishPrepare{grid, a}, stream);
+    timer.mark("fish prepare");
+    platform::parallel_for(n, Decide{grid, a, kFishDecide}, stream);
+    timer.mark("decide");
+    platform::parallel_for(n, FishUpdate{grid, a}, stream);
+    timer.mark("fish update");
+    platform::parallel_for(n, ClearRequests{a}, stream);
+    timer.mark("clear requests");
+    platform::parallel_for(n, SharkPrepare{grid, a}, stream);
+    timer.mark("shark prepare");
+    platform::parallel_for(n, Decide{grid, a, kSharkDecide}, stream);
+    timer.mark("decide");
+    platform::parallel_for(n, SharkUpdate{grid, a}, stream);
+    platform::parallel_for(n, SharkStarve{a}, stream);
+    timer.mark("shark update");
+    if (c.on_step) c.on_step(step);
+  }
+
+  RunReport r;
+  r.example = "wa-tor";
+  r.variant = "baseline";
+  r.device = device_description();
+  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
+              {"steps", std::to_string(c.steps)},
+              {"seed", std::to_string(c.seed)}};
+  r.total_ms = timer.total_ms();
+  for (const auto& [phase, ms] : timer.phases_ms()) r.phases_ms.emplace_back(phase, ms);
+  platform::Buffer<unsigned long long> sums(3);
+  sums.zero(stream);
+  platform::parallel_for(n, Checksum{a, sums.data(), sums.data() + 1}, stream);
+  const std::vector<unsigned long long> s = sums.to_vector(stream);
+  r.checksum = s[0];
+  r.live = {{"Fish", s[1]}, {"Shark", s[2]}};
+  r.heap.emplace_back("memory", std::to_string(n * (sizeof(Kind) + 2 * sizeof(int) + sizeof(unsigned) + 1) >> 20) + " MiB of arrays");
+  return r;
+}
+
+}  // namespace dynasoar::example::wator

@@ -1,0 +1,29 @@
+// wa-tor from the command line: options, progress, report. The simulation
+// itself is linked in: objects.cpp for a back end, baseline.cpp for the
+// hand-written version.
+#include <stdexcept>
+#include <string>
+
+#include "example/common/cli.h"
+#include "example/wator/wator.h"
+
+int main(int argc, char** argv) {
+  using namespace dynasoar::example;
+  return guarded_main([&]() -> int {
+    CLI::App app{"wa-tor: fish and sharks on a torus (DynaSOAr paper Sec. 6)"};
+    wator::Config c;
+    CommonOptions o;
+    o.steps = c.steps;
+    app.add_option("--width", c.width, "grid width")->capture_default_str()->check(CLI::Range(2, 1 << 16));
+    app.add_option("--height", c.height, "grid height")->capture_default_str()->check(CLI::Range(2, 1 << 16));
+    add_common_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    if (static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height) >= (1u << 31))
+      throw std::invalid_argument("--width * --height: at most 2^31 - 1 cells");
+    c.steps = o.steps;
+    c.seed = o.seed;
+    c.heap_bytes = o.heap_mib << 20;
+    c.on_step = progress_printer("wa-tor", c.steps, o);
+    return finish(wator::run(c), o);
+  });
+}

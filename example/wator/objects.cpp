@@ -1,0 +1,257 @@
+// wa-tor as an SMMO program (DynaSOAr paper Sec. 6): cells, fish and sharks
+// are objects; every phase is one parallel_do; fish and sharks are created
+// and destroyed inside the do-alls. The same source is built for every back
+// end that can free (wator_<back end>); the rules are in rules.h.
+#include <dynasoar/dynasoar.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "example/common/device_info.h"
+#include "example/common/phase_timer.h"
+#include "example/wator/rules.h"
+#include "example/wator/wator.h"
+
+namespace dynasoar::example::wator {
+namespace {
+
+class Cell;
+class Agent;
+class Fish;
+class Shark;
+using AllocatorT = dynasoar::Allocator<Cell, Agent, Fish, Shark>;
+
+/// What every method needs: the grid and step, the cells by index, the allocator.
+struct World {
+  Grid grid;
+  Cell** cells;
+  AllocatorT alloc;
+};
+
+class Cell : public AllocatorT::Base {
+ public:
+  declare_field_types(Cell, Agent*, unsigned, int)
+  Field<Cell, 0> agent;     // the fish or shark here, or null
+  Field<Cell, 1> requests;  // bit d: the agent in direction d wants to move here
+  Field<Cell, 2> id;        // index in the grid
+
+  DYNASOAR_HD Cell(int i, Cell** table) : agent(nullptr), requests(0u), id(i) { table[i] = this; }
+
+  DYNASOAR_HD void populate(World w);
+  DYNASOAR_HD void clear_requests() { requests = 0u; }
+  DYNASOAR_HD void decide(World w, Purpose purpose);
+  DYNASOAR_HD void add_checksum(unsigned long long* sum);
+};
+
+class Agent : public AllocatorT::Base {
+ public:
+  declare_abstract_field_types(Agent, int, int)
+  Field<Agent, 0> position;      // cell index
+  Field<Agent, 1> new_position;  // set by the cell that chose this agent
+
+  DYNASOAR_HD explicit Agent(int cell) : position(cell), new_position(cell) {}
+
+ protected:
+  /// Sets a request bit in the neighbour chosen among `mask` (bit d: direction d).
+  DYNASOAR_HD void request_move(const World& w, unsigned mask, Purpose purpose) {
+    new_position = static_cast<int>(position);
+    const int d = pick_direction(mask, w.grid.random(position, purpose));
+    if (d >= 0)
+      platform::atomic_fetch_or(&w.cells[w.grid.neighbor(position, d)]->requests,
+                                1u << opposite(d));
+  }
+  /// Neighbours for which `accept(agent there)` holds, as a direction mask.
+  template <class Accept>
+  DYNASOAR_HD unsigned neighbors(const World& w, Accept accept) const {
+    unsigned mask = 0;
+    for (int d = 0; d < 4; ++d)
+      if (accept(static_cast<Agent*>(w.cells[w.grid.neighbor(position, d)]->agent)))
+        mask |= 1u << d;
+    return mask;
+  }
+};
+
+class Fish : public Agent {
+ public:
+  declare_field_types(Fish, int)
+  Field<Fish, 0> age;  // steps since birth or the last offspring
+
+  DYNASOAR_HD Fish(int cell, int a) : Agent(cell), age(a) {}
+
+  DYNASOAR_HD void prepare(World w) {
+    age += 1;
+    request_move(w, neighbors(w, [](Agent* a) { return a == nullptr; }), kFishMove);
+  }
+
+  DYNASOAR_HD void update(World w) {
+    const int from = position, to = new_position;
+    if (to == from) return;
+    w.cells[to]->agent = this;
+    Agent* left = nullptr;
+    if (age >= kFishBreedTime) {
+      left = new (w.alloc) Fish(from, 0);
+      age = 0;
+    }
+    w.cells[from]->agent = left;
+    position = to;
+  }
+};
+
+class Shark : public Agent {
+ public:
+  declare_field_types(Shark, int, int)
+  Field<Shark, 0> age;
+  Field<Shark, 1> energy;  // steps left without food
+
+  DYNASOAR_HD Shark(int cell, int a) : Agent(cell), age(a), energy(kSharkStartEnergy) {}
+
+  DYNASOAR_HD void prepare(World w) {
+    age += 1;
+    energy -= 1;
+    if (energy <= 0) {  // dies in update; asks for nothing
+      new_position = static_cast<int>(position);
+      return;
+    }
+    const unsigned fish =
+        neighbors(w, [](Agent* a) { return a != nullptr && a->is_a<Fish>(); });
+    request_move(w, fish != 0 ? fish : neighbors(w, [](Agent* a) { return a == nullptr; }),
+                 kSharkMove);
+  }
+
+  DYNASOAR_HD void update(World w) {
+    const int from = position, to = new_position;
+    if (energy <= 0) {
+      w.cells[from]->agent = nullptr;
+      dynasoar::destroy(w.alloc, this);
+      return;
+    }
+    if (to == from) return;
+    Cell* target = w.cells[to];
+    if (Agent* prey = target->agent; prey != nullptr) {  // a fish: nothing else asks for sharks' cells
+      dynasoar::destroy(w.alloc, prey->cast<Fish>());
+      energy += kSharkFishEnergy;
+    }
+    target->agent = this;
+    Agent* left = nullptr;
+    if (age >= kSharkBreedTime) {
+      left = new (w.alloc) Shark(from, 0);
+      age = 0;
+    }
+    w.cells[from]->agent = left;
+    position = to;
+  }
+};
+
+DYNASOAR_HD void Cell::populate(World w) {
+  const Kind k = initial_kind(w.grid, id);
+  if (k == Kind::kFish)
+    agent = new (w.alloc) Fish(id, initial_age(w.grid, id, k));
+  else if (k == Kind::kShark)
+    agent = new (w.alloc) Shark(id, initial_age(w.grid, id, k));
+}
+
+DYNASOAR_HD void Cell::decide(World w, Purpose purpose) {
+  const unsigned r = requests;
+  if (r == 0) return;
+  const int d = pick_direction(r, w.grid.random(id, purpose));
+  static_cast<Agent*>(w.cells[w.grid.neighbor(id, d)]->agent)->new_position = static_cast<int>(id);
+}
+
+DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
+  Agent* a = agent;
+  std::uint64_t term = 0;
+  if (a != nullptr) {
+    if (Shark* s = a->cast<Shark>())
+      term = checksum_term(id, Kind::kShark, s->age, s->energy);
+    else
+      term = checksum_term(id, Kind::kFish, a->cast<Fish>()->age, 0);
+  }
+  platform::atomic_fetch_add(sum, static_cast<unsigned long long>(term));
+}
+
+/// Byte allocators keep a registry whose compaction time they report.
+template <class H>
+concept HasRegistry = requires(const H& h) { h.enumeration_seconds(); };
+
+template <class H>
+double enumeration_seconds(const H& h) {
+  if constexpr (HasRegistry<H>)
+    return h.enumeration_seconds();
+  else
+    return 0.0;
+}
+
+}  // namespace
+
+RunReport run(const Config& c) {
+  if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
+  using Handle = dynasoar::AllocatorHandle<AllocatorT>;
+  Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height));
+  Grid grid{c.width, c.height, c.seed, 0};
+  platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
+  heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());
+  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.data(), heap.device()});
+
+  PhaseTimer timer(heap.stream());
+  const double enumeration_before = enumeration_seconds(heap);
+  timer.start();
+  for (int step = 1; step <= c.steps; ++step) {
+    grid.step = step;
+    const World w{grid, cells.data(), heap.device()};
+    heap.parallel_do_async<Cell, &Cell::clear_requests>();
+    timer.mark("clear requests");
+    heap.parallel_do_async<Fish, &Fish::prepare>(w);
+    timer.mark("fish prepare");
+    heap.parallel_do_async<Cell, &Cell::decide>(w, kFishDecide);
+    timer.mark("decide");
+    heap.parallel_do_async<Fish, &Fish::update>(w);
+    timer.mark("fish update");
+    heap.parallel_do_async<Cell, &Cell::clear_requests>();
+    timer.mark("clear requests");
+    heap.parallel_do_async<Shark, &Shark::prepare>(w);
+    timer.mark("shark prepare");
+    heap.parallel_do_async<Cell, &Cell::decide>(w, kSharkDecide);
+    timer.mark("decide");
+    heap.parallel_do_async<Shark, &Shark::update>(w);
+    timer.mark("shark update");
+    if (step % 64 == 0 || step == c.steps) {  // a failed new stops the run, not the report
+      platform::synchronize(heap.stream());
+      heap.check_errors();
+    }
+    if (c.on_step) c.on_step(step);
+  }
+
+  RunReport r;
+  r.example = "wa-tor";
+  r.variant = backend::Selected::kName;
+  r.device = device_description();
+  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
+              {"steps", std::to_string(c.steps)},
+              {"seed", std::to_string(c.seed)}};
+  r.total_ms = timer.total_ms();
+  for (const auto& [phase, ms] : timer.phases_ms()) r.phases_ms.emplace_back(phase, ms);
+  if constexpr (HasRegistry<Handle>)
+    r.extra_ms.emplace_back("registry enumeration (host clock)",
+                            (enumeration_seconds(heap) - enumeration_before) * 1e3);
+
+  platform::Buffer<unsigned long long> sum(1);
+  sum.zero();
+  heap.parallel_do<Cell, &Cell::add_checksum>(sum.data());
+  r.checksum = sum.to_vector()[0];
+  r.live = {{"Cell", heap.count<Cell>()}, {"Fish", heap.count<Fish>()}, {"Shark", heap.count<Shark>()}};
+  r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  const char* names[] = {"Cell", "Agent", "Fish", "Shark"};  // the allocator's type list, in order
+  std::vector<TypeStatistics> stats = heap.statistics<Cell>();
+  for (const TypeStatistics& st : heap.statistics<Agent>()) stats.push_back(st);
+  for (const TypeStatistics& st : stats) {
+    std::string line = std::to_string(st.objects) + " objects";
+    if (st.blocks != 0)
+      line += " in " + std::to_string(st.blocks) + " blocks, " +
+              std::to_string(static_cast<int>(st.fragmentation() * 100 + 0.5)) + " % of their slots unused";
+    r.heap.emplace_back(names[st.type_id], line);
+  }
+  return r;
+}
+
+}  // namespace dynasoar::example::wator

@@ -1,0 +1,35 @@
+// wa-tor: the interface between the command line (main.cpp, host code) and
+// a simulation: objects.cpp on a back end of the framework, or baseline.cpp
+// written by hand with plain arrays.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "example/common/run_report.h"
+
+namespace dynasoar::example::wator {
+
+struct Config {
+  int width = 2048;   // the paper's size (Sec. 6)
+  int height = 2560;
+  int steps = 500;
+  std::uint64_t seed = 42;
+  std::uint64_t heap_bytes = 0;     // 0: default_heap_bytes
+  std::function<void(int)> on_step;  // called after each step is queued (progress)
+};
+
+/// Enough for every cell to hold an agent, on every back end (the byte
+/// allocators need a header and registry room per object), with slack.
+inline std::uint64_t default_heap_bytes(int width, int height) {
+  const std::uint64_t cells = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
+  const std::uint64_t bytes = cells * 160;
+  return bytes < (std::uint64_t{32} << 20) ? std::uint64_t{32} << 20 : bytes;
+}
+
+/// Runs the simulation and reports time, checksum and live objects.
+/// Throws std::invalid_argument for an impossible configuration and
+/// dynasoar::OutOfMemory if the heap was too small.
+RunReport run(const Config& c);
+
+}  // namespace dynasoar::example::wator
