@@ -30,11 +30,13 @@
 // compare-and-swap on bytes that are no longer a header fails unless the
 // user's data equals that exact tag (odds of 2^-30).
 //
-// Deviation from the paper: merge on walk. Besides free()'s merge with the
-// next chunk, a walk that holds a free chunk too small for its request
-// absorbs the free chunks after it (absorb_free_successors). Without it, a
-// pool emptied of many small requests stays cut into small chunks, and
-// larger requests walk over them all or fail although the pool is empty.
+// Option (PoolOptions::merge_on_walk, off by default): merge on walk.
+// Besides free()'s merge with the next chunk, a walk that holds a free chunk
+// too small for its request absorbs the free chunks after it
+// (absorb_free_successors). Without it, a pool emptied of many small
+// requests stays cut into small chunks, and larger requests walk over them
+// all or fail although the pool is empty; with it, coalesced groups absorb
+// long runs of small chunks one compare-and-swap at a time, which is slow.
 #pragma once
 
 #include <cstdint>

@@ -35,8 +35,11 @@ struct PoolOptions {
   bool coalesce = true;
   /// Circular allocators: a walk that holds a free chunk too small for its
   /// request absorbs the free chunks after it (CircularMalloc::
-  /// absorb_free_successors). Off: chunks merge only on free, as in paper 000.
-  bool merge_on_walk = true;
+  /// absorb_free_successors), so that an emptied pool serves large requests
+  /// again. Off (default): chunks merge only on free, as in paper 000; on
+  /// the H100 the merge made one million coalesced 16-byte requests 100x
+  /// slower (bench/results/2026-11-23-h100-wator/).
+  bool merge_on_walk = false;
 };
 
 /// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et

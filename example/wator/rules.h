@@ -26,13 +26,16 @@
 
 namespace dynasoar::example::wator {
 
-// Parameters of the model.
-inline constexpr int kFishBreedTime = 4;      // steps between a fish's offspring
-inline constexpr int kSharkBreedTime = 12;    // steps between a shark's offspring
-inline constexpr int kSharkStartEnergy = 4;   // a newborn shark's energy
-inline constexpr int kSharkFishEnergy = 3;    // energy a shark gains per fish eaten
-inline constexpr unsigned kFishPercent = 20;  // initial population, percent of the cells
-inline constexpr unsigned kSharkPercent = 4;
+// Parameters of the model (enumerators: values on host and device alike,
+// also where a field's operators take them by reference).
+enum Parameter : int {
+  kFishBreedTime = 4,     // steps between a fish's offspring
+  kSharkBreedTime = 12,   // steps between a shark's offspring
+  kSharkStartEnergy = 4,  // a newborn shark's energy
+  kSharkFishEnergy = 3,   // energy a shark gains per fish eaten
+  kFishPercent = 20,      // initial population, percent of the cells
+  kSharkPercent = 4
+};
 
 enum class Kind : std::uint8_t { kEmpty = 0, kFish = 1, kShark = 2 };
 
@@ -90,7 +93,8 @@ DYNASOAR_HD inline int pick_direction(unsigned mask, std::uint32_t r) {
 /// Initial occupant of a cell, and its age (egg timer).
 DYNASOAR_HD inline Kind initial_kind(const Grid& g, int cell) {
   const unsigned r = below(g.random(cell, kPopulate), 100);
-  return r < kFishPercent ? Kind::kFish : r < kFishPercent + kSharkPercent ? Kind::kShark
+  constexpr unsigned kFish = kFishPercent, kShark = kFishPercent + kSharkPercent;
+  return r < kFish ? Kind::kFish : r < kShark ? Kind::kShark
                                                                            : Kind::kEmpty;
 }
 DYNASOAR_HD inline int initial_age(const Grid& g, int cell, Kind k) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "allocator/cmalloc/pool_handle.h"
@@ -188,10 +189,24 @@ struct Churn {
   }
 };
 
+// The Sec. 6 [AD]/[ACD] test: workers, largest request, and its pool: room
+// for every allocation of the largest case at once, four times over
+// (headers, splits). The largest pool of the suite.
+constexpr std::size_t kSec6Workers = platform::kCudaBuild ? 1024 : 16;
+constexpr std::uint64_t kSec6Largest = platform::kCudaBuild ? 16384 : 131072;
+constexpr int kMaxPerWorker = 10;
+constexpr std::uint64_t kSec6PoolBytes =
+    4 * kSec6Workers * std::uint64_t{kMaxPerWorker} * (kSec6Largest + 32) + (1u << 20);
+
 template <class Alloc>
 class CMallocConformance : public ::testing::Test {
  protected:
   static constexpr std::size_t kWorkers = platform::kCudaBuild ? 8192 : 16;
+  // CUDA's device heap cannot grow once a kernel has allocated: size it for
+  // the suite's largest pool before the first test does.
+  static void SetUpTestSuite() {
+    if constexpr (std::is_same_v<Alloc, CudaMalloc>) PoolHandle<CudaMalloc> largest(kSec6PoolBytes);
+  }
 };
 
 using Allocators =
@@ -355,14 +370,16 @@ struct FillFreeThenAskBig {
 
 // Freeing chunks one by one merges each only with a free successor (Alg. 3),
 // so freeing in allocation order leaves the pool cut into small free chunks.
-// Merge on walk (see CircularMalloc::absorb_free_successors) joins them when
-// a larger request needs the room: an empty pool serves half its size.
+// Merge on walk (PoolOptions::merge_on_walk, CircularMalloc::
+// absorb_free_successors) joins them when a larger request needs the room:
+// an empty pool serves half its size. (Without it this request fails.)
 TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
   if constexpr (!TypeParam::kCircular) {
     GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
   } else {
     PoolOptions options;
     options.heaps = 1;
+    options.merge_on_walk = true;
     constexpr std::uint64_t kPool = std::uint64_t{1} << 20;
     PoolHandle<TypeParam> pool(kPool, options);
     constexpr int kCapacity = 1 << 16;  // more than the pool's 32-byte chunks
@@ -453,7 +470,6 @@ namespace {
 // Paper 000 Sec. 6 as tests: the generic patterns with every byte range
 // filled and checked. counters: [0] nullptrs, [1] broken patterns,
 // [2] allocations, [3] frees.
-constexpr int kMaxPerWorker = 10;
 
 // [AD] (k = 1) and [ACD] (k = 10): allocate k blocks of `bytes`, then check
 // and free them all.
@@ -516,18 +532,14 @@ void expect_all_free(const PoolHandle<Alloc>& pool) {
 }
 
 TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
-  const std::size_t workers = platform::kCudaBuild ? 1024 : 16;
-  const std::uint64_t largest = platform::kCudaBuild ? 16384 : 131072;
+  const std::size_t workers = kSec6Workers;
+  const std::uint64_t largest = kSec6Largest;
   for (const std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{1024}, largest}) {
     for (const int k : {1, kMaxPerWorker}) {
       std::string label = k == 1 ? "[AD] " : "[ACD] ";  // appended, not concatenated:
       label += std::to_string(bytes);                     // GCC 12 -Wrestrict false positive
       SCOPED_TRACE(label + " bytes");
-      // Room for every allocation of the largest case at once, four times
-      // over (headers, splits); one size for all cases, since CUDA's device
-      // heap cannot grow once a kernel has allocated.
-      PoolHandle<TypeParam> pool(4 * workers * std::uint64_t{kMaxPerWorker} * (largest + 32) +
-                                 (1u << 20));
+      PoolHandle<TypeParam> pool(kSec6PoolBytes);
       Buffer<unsigned long long> counters(4);
       counters.zero();
       platform::parallel_workers(
