@@ -25,7 +25,7 @@ struct Arrays {
   Kind* kind;
   int* age;
   int* energy;
-  unsigned* requests;
+  unsigned* requests;    // request bits (decide clears them for the next phase)
   signed char* chosen;  // direction of the requester a cell chose, -1: none
 };
 
@@ -39,11 +39,6 @@ struct Populate {
     a.age[c] = k == Kind::kEmpty ? 0 : initial_age(g, c, k);
     a.energy[c] = k == Kind::kShark ? kSharkStartEnergy : 0;
   }
-};
-
-struct ClearRequests {
-  Arrays a;
-  DYNASOAR_HD void operator()(std::size_t i) const { a.requests[i] = 0u; }
 };
 
 // Sets a request bit in the neighbour chosen among `mask`.
@@ -91,6 +86,7 @@ struct Decide {
   DYNASOAR_HD void operator()(std::size_t i) const {
     const int c = static_cast<int>(i);
     const unsigned r = a.requests[c];
+    if (r != 0) a.requests[c] = 0u;
     a.chosen[c] = static_cast<signed char>(r == 0 ? -1 : pick_direction(r, g.random(c, purpose)));
   }
 };
@@ -167,22 +163,19 @@ RunReport run(const Config& c) {
   platform::Buffer<signed char> chosen(n);
   const Arrays a{kind.data(), age.data(), energy.data(), requests.data(), chosen.data()};
   platform::Stream stream;
+  requests.zero(stream);
   platform::parallel_for(n, Populate{grid, a}, stream);
 
   PhaseTimer timer(stream);
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
     grid.step = step;
-    platform::parallel_for(n, ClearRequests{a}, stream);
-    timer.mark("clear requests");
     platform::parallel_for(n, FishPrepare{grid, a}, stream);
     timer.mark("fish prepare");
     platform::parallel_for(n, Decide{grid, a, kFishDecide}, stream);
     timer.mark("decide");
     platform::parallel_for(n, FishUpdate{grid, a}, stream);
     timer.mark("fish update");
-    platform::parallel_for(n, ClearRequests{a}, stream);
-    timer.mark("clear requests");
     platform::parallel_for(n, SharkPrepare{grid, a}, stream);
     timer.mark("shark prepare");
     platform::parallel_for(n, Decide{grid, a, kSharkDecide}, stream);
@@ -193,15 +186,7 @@ RunReport run(const Config& c) {
     if (c.on_step) c.on_step(step);
   }
 
-  RunReport r;
-  r.example = "wa-tor";
-  r.variant = "baseline";
-  r.device = device_description();
-  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
-              {"steps", std::to_string(c.steps)},
-              {"seed", std::to_string(c.seed)}};
-  r.total_ms = timer.total_ms();
-  for (const auto& [phase, ms] : timer.phases_ms()) r.phases_ms.emplace_back(phase, ms);
+  RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
   platform::Buffer<unsigned long long> sums(3);
   sums.zero(stream);
   platform::parallel_for(n, Checksum{a, sums.data(), sums.data() + 1}, stream);

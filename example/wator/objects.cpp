@@ -33,13 +33,12 @@ class Cell : public AllocatorT::Base {
  public:
   declare_field_types(Cell, Agent*, unsigned, int)
   Field<Cell, 0> agent;     // the fish or shark here, or null
-  Field<Cell, 1> requests;  // bit d: the agent in direction d wants to move here
+  Field<Cell, 1> requests;  // bit d: the agent in direction d wants to move here (decide clears)
   Field<Cell, 2> id;        // index in the grid
 
   DYNASOAR_HD Cell(int i, Cell** table) : agent(nullptr), requests(0u), id(i) { table[i] = this; }
 
   DYNASOAR_HD void populate(World w);
-  DYNASOAR_HD void clear_requests() { requests = 0u; }
   DYNASOAR_HD void decide(World w, Purpose purpose);
   DYNASOAR_HD void add_checksum(unsigned long long* sum);
 };
@@ -154,6 +153,7 @@ DYNASOAR_HD void Cell::populate(World w) {
 DYNASOAR_HD void Cell::decide(World w, Purpose purpose) {
   const unsigned r = requests;
   if (r == 0) return;
+  requests = 0u;  // ready for the next prepare: no clearing pass over all cells
   const int d = pick_direction(r, w.grid.random(id, purpose));
   static_cast<Agent*>(w.cells[w.grid.neighbor(id, d)]->agent)->new_position = static_cast<int>(id);
 }
@@ -199,16 +199,12 @@ RunReport run(const Config& c) {
   for (int step = 1; step <= c.steps; ++step) {
     grid.step = step;
     const World w{grid, cells.data(), heap.device()};
-    heap.parallel_do_async<Cell, &Cell::clear_requests>();
-    timer.mark("clear requests");
     heap.parallel_do_async<Fish, &Fish::prepare>(w);
     timer.mark("fish prepare");
     heap.parallel_do_async<Cell, &Cell::decide>(w, kFishDecide);
     timer.mark("decide");
     heap.parallel_do_async<Fish, &Fish::update>(w);
     timer.mark("fish update");
-    heap.parallel_do_async<Cell, &Cell::clear_requests>();
-    timer.mark("clear requests");
     heap.parallel_do_async<Shark, &Shark::prepare>(w);
     timer.mark("shark prepare");
     heap.parallel_do_async<Cell, &Cell::decide>(w, kSharkDecide);
@@ -222,15 +218,8 @@ RunReport run(const Config& c) {
     if (c.on_step) c.on_step(step);
   }
 
-  RunReport r;
-  r.example = "wa-tor";
-  r.variant = backend::Selected::kName;
-  r.device = device_description();
-  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
-              {"steps", std::to_string(c.steps)},
-              {"seed", std::to_string(c.seed)}};
-  r.total_ms = timer.total_ms();
-  for (const auto& [phase, ms] : timer.phases_ms()) r.phases_ms.emplace_back(phase, ms);
+  RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
+                            timer.phases_ms());
   if constexpr (HasRegistry<Handle>)
     r.extra_ms.emplace_back("registry enumeration (host clock)",
                             (enumeration_seconds(heap) - enumeration_before) * 1e3);

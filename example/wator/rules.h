@@ -6,11 +6,11 @@
 // A step has a fish phase and a shark phase, each in three parts (the
 // request/decide scheme of the DynaSOAr benchmark), which makes the result a
 // function of seed and grid alone, whatever the order in which threads run:
-//   1. prepare: every cell clears its requests; every agent picks a
-//      neighbouring cell at random (fish: a free one; sharks: one with a
-//      fish if there is one, else a free one) and sets a request bit there.
-//   2. decide: every cell with requests picks one requester at random; that
-//      agent will move.
+//   1. prepare: every agent picks a neighbouring cell at random (fish: a
+//      free one; sharks: one with a fish if there is one, else a free one)
+//      and sets a request bit there.
+//   2. decide: every cell with requests picks one requester at random (and
+//      clears its requests for the next prepare); that agent will move.
 //   3. update: the chosen agents move (a shark eats the fish it moves onto);
 //      an agent old enough to breed leaves a newborn in the cell it left;
 //      a shark whose energy ran out dies.
@@ -94,8 +94,7 @@ DYNASOAR_HD inline int pick_direction(unsigned mask, std::uint32_t r) {
 DYNASOAR_HD inline Kind initial_kind(const Grid& g, int cell) {
   const unsigned r = below(g.random(cell, kPopulate), 100);
   constexpr unsigned kFish = kFishPercent, kShark = kFishPercent + kSharkPercent;
-  return r < kFish ? Kind::kFish : r < kShark ? Kind::kShark
-                                                                           : Kind::kEmpty;
+  return r < kFish ? Kind::kFish : r < kShark ? Kind::kShark : Kind::kEmpty;
 }
 DYNASOAR_HD inline int initial_age(const Grid& g, int cell, Kind k) {
   return static_cast<int>(below(g.random(cell, kPopulateAge),

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
+#include <utility>
 
 #include "example/common/run_report.h"
 
@@ -25,6 +28,21 @@ inline std::uint64_t default_heap_bytes(int width, int height) {
   const std::uint64_t cells = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
   const std::uint64_t bytes = cells * 160;
   return bytes < (std::uint64_t{32} << 20) ? std::uint64_t{32} << 20 : bytes;
+}
+
+/// The part of a run's report that every variant fills the same way.
+inline RunReport make_report(const Config& c, std::string variant, std::string device,
+                             double total_ms, const std::map<std::string, double>& phases_ms) {
+  RunReport r;
+  r.example = "wa-tor";
+  r.variant = std::move(variant);
+  r.device = std::move(device);
+  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
+              {"steps", std::to_string(c.steps)},
+              {"seed", std::to_string(c.seed)}};
+  r.total_ms = total_ms;
+  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
+  return r;
 }
 
 /// Runs the simulation and reports time, checksum and live objects.
