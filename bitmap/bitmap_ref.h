@@ -144,11 +144,20 @@ class BitmapRef {
   /// change meanwhile may or may not be visited.
   template <class F>
   DYNASOAR_HD void for_each_set(F&& f) const {
+    for_each_set_loading(f, [](const word* p) { return platform::atomic_load(p); });
+  }
+
+  /// Same, reading every container through load(const word*). A group of
+  /// threads that loads through one member and shares the value (a warp
+  /// shuffle) walks one sequence of bits in every member, even while the
+  /// bitmap changes, because the walk depends only on the words loaded.
+  template <class F, class Load>
+  DYNASOAR_HD void for_each_set_loading(F&& f, Load&& load) const {
     word pending[kMaxBitmapLevels];
     std::uint64_t base[kMaxBitmapLevels];  // index of the container `pending` came from
     const int top = levels_ - 1;
     int l = top;
-    pending[top] = platform::atomic_load(level_data(top));
+    pending[top] = load(level_data(top));
     base[top] = 0;
     for (;;) {
       if (pending[l] == 0) {
@@ -163,7 +172,7 @@ class BitmapRef {
       } else {
         --l;
         base[l] = pos;
-        pending[l] = platform::atomic_load(level_data(l) + pos);
+        pending[l] = load(level_data(l) + pos);
       }
     }
   }

@@ -74,6 +74,27 @@ class DeviceOps {
   DYNASOAR_HD void device_do(Args&&... args) const {
     device_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
   }
+
+  /// Calls f(copy, object) for every object of T and its subclasses,
+  /// sequentially in the calling thread, like device_do: `object` is the
+  /// object, `copy` a read-only view of its fields that may be a copy in
+  /// fast memory. Use `copy` to read and `object` for identity (comparing
+  /// with `this`), for writes and for pointers kept after the call.
+  ///
+  /// On the DynaSOAr heap on the GPU, when T has no registered subclass, the
+  /// threads of a warp that call together copy each block of T into shared
+  /// memory once and all read it from there (paper Sec. 6 discusses n-body's
+  /// device_do as the bottleneck; this is its remedy). Fields of visited
+  /// objects must therefore not change during the call; changes made through
+  /// `object` are not seen through the copies. Everywhere else copy == object.
+  template <class T, class F>
+  DYNASOAR_HD void device_do_staged(F&& f) const {
+    if constexpr (requires(const A& a) { a.template for_each_object_staged<T>(f); })
+      static_cast<const A*>(this)->template for_each_object_staged<T>(f);
+    else
+      static_cast<const A*>(this)->template for_each_object<T>(
+          [&](T* obj) { f(static_cast<const T*>(obj), obj); });
+  }
 };
 
 /// The root of every user class (`AllocatorT::Base`). It has no data; it

@@ -30,6 +30,11 @@
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
 #include "platform/config.h"
+#include "platform/executor.h"
+
+#if defined(__CUDACC__)
+#include <cooperative_groups.h>
+#endif
 
 namespace dynasoar {
 
@@ -97,6 +102,25 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
     }
   }
 
+  /// f(copy, object) for every live object of T and its subclasses, in this
+  /// thread (DeviceOps::device_do_staged). In device code, when T has no
+  /// registered subclass and its block fits the per-warp tile, the threads
+  /// of a warp that call this together copy each block of T into shared
+  /// memory once and every one of them reads its objects from there:
+  /// `copy` then points into that tile and is laid out like the block, so
+  /// field proxies work on it; `object` is the object in the heap. Elsewhere
+  /// (host code, larger blocks, a second group of the same warp while the
+  /// tile is taken) copy == object.
+  template <class T, class F>
+  DYNASOAR_HD void for_each_object_staged(F&& f) const {
+#if defined(__CUDA_ARCH__)
+    if constexpr (Registry::template kConcreteSubtypes<T> == (std::uint64_t{1} << type_id<T>())) {
+      if (staged_in_warp<T>(f)) return;
+    }
+#endif
+    for_each_object<T>([&](T* p) { f(static_cast<const T*>(p), p); });
+  }
+
   /// Address of field J (global index, of type T) of the object at
   /// `object`, whose static class has layout Info (Field's data_ptr).
   template <class Info, std::size_t J, class T>
@@ -106,7 +130,84 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
 
   DYNASOAR_HD soa::HeapState* state() const { return state_; }
 
+  /// Warps per thread block that get a staging tile: those of the do-all
+  /// kernels. Threads of larger user blocks beyond them visit unstaged.
+  static constexpr unsigned kStagingWarps = platform::kBlockThreads / 32;
+  /// A class whose block data exceeds this is never staged (shared memory
+  /// per thread block: kStagingWarps tiles plus a lock word per warp).
+  static constexpr std::uint64_t kMaxTileBytes = 4096;
+
  private:
+#if defined(__CUDA_ARCH__)
+  // The staged walk of for_each_object_staged. Returns false, having visited
+  // nothing, where staging is not possible; every member of the calling
+  // group gets the same answer. The group is the warp's threads that called
+  // together (cooperative groups' coalesced_threads); one member reads the
+  // bitmaps and shares what it read, so all members walk the same blocks.
+  template <class T, class F>
+  __device__ bool staged_in_warp(F& f) const {
+    using Info = typename Registry::template Info<T>;
+    constexpr unsigned kType = type_id<T>();
+    constexpr unsigned kCap = Registry::template kCapacity<T>;
+    constexpr std::uint64_t kBytes = soa::round_up(Info::data_bytes(kCap), 16);
+    if constexpr (kBytes > kMaxTileBytes) {
+      return false;
+    } else {
+      __shared__ __align__(64) uint4 tiles[kStagingWarps][soa::round_up(kBytes, 64) / 16];
+      // Tile locks: another group of the same warp (threads that skipped
+      // ahead) may call at the same time. Shared memory starts undefined,
+      // so a lock is held only if it holds this launch's grid id with the
+      // low bit set; anything else is free.
+      __shared__ unsigned long long locks[kStagingWarps];
+      const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+      const unsigned warp = thread / 32;
+      if (warp >= kStagingWarps) return false;  // the same for the whole warp
+      const auto tile = reinterpret_cast<std::uint64_t>(&tiles[warp][0]);
+      if (tile >= soa::kAddressLimit) return false;  // no room in an object pointer
+      cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
+      const bool leader = g.thread_rank() == 0;
+      unsigned long long grid = 0;
+      asm("mov.u64 %0, %%gridid;" : "=l"(grid));
+      const unsigned long long held = (grid << 1) | 1u;
+      bool mine = false;
+      if (leader) {
+        const unsigned long long seen = locks[warp];
+        mine = seen != held && atomicCAS(&locks[warp], seen, held) == seen;
+      }
+      if (g.shfl(static_cast<int>(mine), 0) == 0) return false;
+
+      const auto load = [&](const soa::word* p) {
+        return g.shfl(leader ? platform::atomic_load(p) : soa::word{0}, 0);
+      };
+      const std::uint64_t staged_block = tile - soa::kBlockHeaderBytes;
+      state_->allocated[kType].for_each_set_loading(
+          [&](bit_index block) {
+            const soa::word live = load(&state_->header(block)->allocation) & ~soa::padding_bits(kCap);
+            const uint4* from =
+                reinterpret_cast<const uint4*>(state_->block_address(block) + soa::kBlockHeaderBytes);
+            for (unsigned i = g.thread_rank(); i < kBytes / 16; i += g.size()) tiles[warp][i] = from[i];
+            g.sync();
+            const std::uint64_t block_address = state_->block_address(block);
+            const auto visit = [&](unsigned slot) {
+              f(reinterpret_cast<const T*>(soa::make_pointer(staged_block, slot, kCap, kType)),
+                reinterpret_cast<T*>(soa::make_pointer(block_address, slot, kCap, kType)));
+            };
+            if (live == ~soa::padding_bits(kCap)) {
+#pragma unroll 4
+              for (unsigned slot = 0; slot < kCap; ++slot) visit(slot);
+            } else {
+              for (soa::word w = live; w != 0; w &= w - 1) visit(static_cast<unsigned>(platform::ctz(w)));
+            }
+            g.sync();  // the tile is read before the next block overwrites it
+          },
+          load);
+      if (leader) atomicExch(&locks[warp], grid << 1);
+      return true;
+    }
+  }
+#endif
+
+
   soa::HeapState* state_ = nullptr;
 };
 

@@ -63,15 +63,25 @@ run_tests() {
     note "$(basename "$ex"): exit $rc"
     ((rc == 0)) || status=1
   done
-  # wa-tor on every back end and the baseline: the checksum of the host tier.
-  local golden_args golden_sum
-  golden_args=$(sed -n 1p "$ROOT/example/wator/golden.txt"); golden_sum=$(sed -n 2p "$ROOT/example/wator/golden.txt")
-  for ex in "$BIN"/wator_*; do
-    [[ -x $ex ]] || continue
-    # shellcheck disable=SC2086
-    "$ex" $golden_args --quiet --expect "$golden_sum" >"$OUT/$(basename "$ex").log" 2>&1; rc=$?
-    note "$(basename "$ex") golden run: exit $rc, $(grep checksum "$OUT/$(basename "$ex").log")"
-    ((rc == 0)) || status=1
+  # Every simulation on every back end and the baseline: the golden runs of
+  # the host tier (example/<name>/golden.txt, lines "<arguments> => <checksum>").
+  local golden name line args sum k ex log
+  for golden in "$ROOT"/example/*/golden.txt; do
+    name=$(basename "$(dirname "$golden")")
+    k=0
+    while IFS= read -r line; do
+      [[ $line == *" => "* && $line != "#"* ]] || continue
+      args=${line% => *}; sum=${line##* => }
+      for ex in "$BIN/${name}"_*; do
+        [[ -x $ex ]] || continue
+        log="$OUT/$(basename "$ex").golden$k.log"
+        # shellcheck disable=SC2086
+        "$ex" $args --quiet --expect "$sum" >"$log" 2>&1; rc=$?
+        note "$(basename "$ex") golden run $k: exit $rc, $(grep checksum "$log")"
+        ((rc == 0)) || status=1
+      done
+      k=$((k + 1))
+    done <"$golden"
   done
 }
 

@@ -1,6 +1,9 @@
 #include "example/common/cli.h"
 
+#include <cmath>
 #include <exception>
+#include <optional>
+#include <stdexcept>
 #include <iostream>
 #include <memory>
 
@@ -19,8 +22,11 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--expect", o.expect,
                  "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
       ->check([](const std::string& s) {
-        return parse_checksum(s) ? std::string() : "not a checksum: " + s;
+        return parse_checksum(s) || parse_float(s) ? std::string() : "not a checksum: " + s;
       });
+  app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 std::function<void(int)> progress_printer(const std::string& name, int steps,
@@ -41,13 +47,24 @@ int finish(const RunReport& r, const CommonOptions& o) {
     print_json(r, std::cout);
   else
     print_human(r, std::cout);
-  if (!o.expect.empty()) {
-    const std::uint64_t want = *parse_checksum(o.expect);
-    if (r.checksum != want) {
-      std::cerr << r.example << " on " << r.variant << ": checksum " << hex64(r.checksum)
-                << " differs from the expected " << hex64(want) << "\n";
+  if (o.expect.empty()) return 0;
+  if (r.float_checksum) {
+    const std::optional<double> want = parse_float(o.expect);
+    if (!want) throw std::invalid_argument("--expect: " + r.example + " has a floating-point checksum, not " + o.expect);
+    const double got = *r.float_checksum;
+    if (std::fabs(got - *want) > o.rtol * std::fabs(*want)) {
+      std::cerr << r.example << " on " << r.variant << ": checksum " << checksum_text(r)
+                << " differs from the expected " << o.expect << " by more than " << o.rtol << " (relative)\n";
       return 3;
     }
+    return 0;
+  }
+  const std::optional<std::uint64_t> want = parse_checksum(o.expect);
+  if (!want) throw std::invalid_argument("--expect: " + r.example + " has an integer checksum, not " + o.expect);
+  if (r.checksum != *want) {
+    std::cerr << r.example << " on " << r.variant << ": checksum " << hex64(r.checksum)
+              << " differs from the expected " << hex64(*want) << "\n";
+    return 3;
   }
   return 0;
 }

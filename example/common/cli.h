@@ -22,9 +22,10 @@ struct CommonOptions {
   bool json = false;
   bool quiet = false;
   std::string expect;          // checksum the run must produce ("" : none)
+  double rtol = 1e-4;          // relative tolerance for floating-point checksums
 };
 
-/// Adds --seed, --steps, --heap-mib, --json, --quiet and --expect.
+/// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect and --rtol.
 void add_common_options(CLI::App& app, CommonOptions& o);
 
 /// A step callback that prints "name: step s / n" to stderr at most once a
@@ -33,7 +34,8 @@ std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o);
 
 /// Prints the report (human or JSON) to stdout. Returns the exit code: 0,
-/// or 3 (with a message on stderr) if --expect was given and differs.
+/// or 3 (with a message on stderr) if --expect was given and differs (for
+/// a floating-point checksum: by more than --rtol relative to the expected).
 int finish(const RunReport& r, const CommonOptions& o);
 
 /// Runs `body` and turns exceptions into a message on stderr and exit code 1

@@ -1,6 +1,8 @@
 #include "example/common/run_report.h"
 
 #include <cinttypes>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ostream>
 
@@ -60,6 +62,21 @@ std::optional<std::uint64_t> parse_checksum(const std::string& s) {
   return v;
 }
 
+std::optional<double> parse_float(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::string checksum_text(const RunReport& r) {
+  if (!r.float_checksum) return hex64(r.checksum);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.12g", *r.float_checksum);
+  return buf;
+}
+
 void print_human(const RunReport& r, std::ostream& out) {
   out << r.example << " on " << r.variant << " (" << r.device << ")";
   for (const auto& [k, v] : r.config) out << ", " << k << " " << v;
@@ -70,7 +87,7 @@ void print_human(const RunReport& r, std::ostream& out) {
     out << "    " << label << fixed(v, 3) << " ms\n";
   }
   for (const auto& [k, v] : r.extra_ms) out << "  of which " << k << ": " << fixed(v, 3) << " ms\n";
-  out << "  checksum         " << hex64(r.checksum) << "\n";
+  out << "  checksum         " << checksum_text(r) << "\n";
   if (!r.live.empty()) {
     out << "  live objects    ";
     for (const auto& [k, v] : r.live) out << " " << k << " " << v;
@@ -99,7 +116,8 @@ void print_json(const RunReport& r, std::ostream& out) {
     out << sep << json_string(k) << ": " << fixed(v, 4);
     sep = ", ";
   }
-  out << "}, \"checksum\": " << json_string(hex64(r.checksum)) << ", \"live\": {";
+  out << "}, \"checksum\": " << (r.float_checksum ? checksum_text(r) : json_string(hex64(r.checksum)))
+      << ", \"live\": {";
   sep = "";
   for (const auto& [k, v] : r.live) {
     out << sep << json_string(k) << ": " << v;

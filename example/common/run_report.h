@@ -21,6 +21,10 @@ struct RunReport {
   std::vector<std::pair<std::string, double>> phases_ms;    // parts of total_ms
   std::vector<std::pair<std::string, double>> extra_ms;     // inside the phases (e.g. enumeration)
   std::uint64_t checksum = 0;
+  // Examples whose sums depend on the order of floating-point additions
+  // (n-body) report a floating-point checksum instead, compared with a
+  // relative tolerance; `checksum` is then unused.
+  std::optional<double> float_checksum;
   std::vector<std::pair<std::string, std::uint64_t>> live;  // objects per class at the end
   std::vector<std::pair<std::string, std::string>> heap;    // heap statistics
 };
@@ -32,5 +36,9 @@ void print_json(const RunReport& r, std::ostream& out);
 std::string hex64(std::uint64_t v);
 /// Parses a checksum given as hex (with or without 0x) or decimal; nullopt if malformed.
 std::optional<std::uint64_t> parse_checksum(const std::string& s);
+/// Parses a whole string as a finite floating-point number; nullopt otherwise.
+std::optional<double> parse_float(const std::string& s);
+/// The checksum as printed: hex64(checksum), or the floating-point one with 12 digits.
+std::string checksum_text(const RunReport& r);
 
 }  // namespace dynasoar::example

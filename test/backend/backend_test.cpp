@@ -92,6 +92,33 @@ struct World {
    public:
     declare_field_types(Shark, std::uint64_t) Field<Shark, 0> teeth;
     DYNASOAR_HD explicit Shark(int i) : Fish(i), teeth(1000 + i) {}
+
+    // Visits every Shark through device_do_staged and adds to out: 0 visits,
+    // 1 id sum, 2 visits of itself (by `object`), 3 copies that differ from
+    // their object. Odd and even ids call from different branches, so that
+    // two groups of one warp may ask for the staging tile at once.
+    DYNASOAR_HD void see_all(Alloc alloc, ull* out) {
+      ull visits = 0, ids = 0, selves = 0, wrong = 0;
+      const auto visit = [&](const Shark* copy, Shark* object) {
+        ++visits;
+        ids += static_cast<ull>(static_cast<int>(copy->id));
+        if (object == this) ++selves;
+        if (copy->id != object->id || copy->teeth != object->teeth || copy->pos->y != object->pos->y ||
+            copy->fins[2] != object->fins[2] || !copy->intact())
+          ++wrong;
+      };
+      if (this->id % 2 != 0)
+        alloc.template device_do_staged<Shark>(visit);
+      else
+        alloc.template device_do_staged<Shark>(visit);
+      atomic_fetch_add(&out[0], visits);
+      atomic_fetch_add(&out[1], ids);
+      atomic_fetch_add(&out[2], selves);
+      atomic_fetch_add(&out[3], wrong);
+    }
+    DYNASOAR_HD void destroy_every_third(Alloc alloc) {
+      if (this->id % 3 == 0) dynasoar::destroy(alloc, this);
+    }
   };
 };
 
@@ -190,6 +217,27 @@ TYPED_TEST(BackendConformance, NewDoCountOverSubclasses) {
   EXPECT_EQ(kinds.to_vector(), (std::vector<ull>{kFish, kSharks})) << "is_a / cast";
 
   TestFixture::expect_intact(heap);
+}
+
+// device_do_staged visits every object once per caller, with copies equal to
+// their objects and `object` usable for identity, also over partly filled
+// blocks (staged through shared memory on the DynaSOAr heap on the GPU).
+TYPED_TEST(BackendConformance, DeviceDoStagedSeesEveryObjectOnce) {
+  using W = typename TestFixture::Classes;
+  typename W::Handle heap(TestFixture::kHeapBytes);
+  constexpr int kSharks = 1500;
+  heap.template parallel_new<typename W::Shark>(kSharks);
+  heap.template parallel_do<typename W::Shark, &W::Shark::destroy_every_third>(heap.device());
+  ull n = 0, id_sum = 0;
+  for (int i = 0; i < kSharks; ++i)
+    if (i % 3 != 0) ++n, id_sum += static_cast<ull>(i);
+  ASSERT_EQ(heap.template count<typename W::Shark>(), n);
+
+  dynasoar::platform::Buffer<ull> out(4);
+  out.zero();
+  heap.template parallel_do<typename W::Shark, &W::Shark::see_all>(heap.device(), out.data());
+  EXPECT_EQ(out.to_vector(), (std::vector<ull>{n * n, n * id_sum, n, 0}))
+      << "visits, id sum, self visits, copies unlike their object";
 }
 
 // Objects created during a do-all are not visited; an object may destroy itself.

@@ -1,0 +1,64 @@
+// Game of life: the interface between the command line (main.cpp, host
+// code) and a simulation: objects.cpp on a back end of the framework, or
+// baseline.cpp written by hand with plain arrays.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "example/common/run_report.h"
+
+namespace dynasoar::example::gol {
+
+struct Config {
+  int width = 2048;
+  int height = 2048;
+  int steps = 300;
+  std::uint64_t seed = 42;
+  double density = 0.3;            // random soup: share of cells alive at the start
+  std::string pattern_name;        // non-empty: start from `pattern` instead of a soup
+  std::vector<int> pattern_cells;  // indices of the alive cells (the pattern placed in the grid)
+  std::uint64_t heap_bytes = 0;    // 0: default_heap_bytes
+  std::function<void(int)> on_step;
+};
+
+/// Every cell object and an agent per cell, on every back end, with slack.
+inline std::uint64_t default_heap_bytes(int width, int height) {
+  const std::uint64_t cells = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
+  const std::uint64_t bytes = cells * 128;
+  return bytes < (std::uint64_t{32} << 20) ? std::uint64_t{32} << 20 : bytes;
+}
+
+inline RunReport make_report(const Config& c, std::string variant, std::string device,
+                             double total_ms, const std::map<std::string, double>& phases_ms) {
+  RunReport r;
+  r.example = "game of life";
+  r.variant = std::move(variant);
+  r.device = std::move(device);
+  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
+              {"steps", std::to_string(c.steps)}};
+  if (c.pattern_name.empty()) {
+    r.config.emplace_back("soup density", std::to_string(c.density));
+    r.config.emplace_back("seed", std::to_string(c.seed));
+  } else {
+    r.config.emplace_back("pattern", c.pattern_name);
+  }
+  r.total_ms = total_ms;
+  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
+  return r;
+}
+
+/// The soup's threshold for soup_alive (rules.h).
+inline std::uint32_t soup_threshold(double density) {
+  return density >= 1.0 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(density * 4294967296.0);
+}
+
+/// Runs the simulation; the checksum is the sum of checksum_term over the
+/// alive cells at the end (mod 2^64).
+RunReport run(const Config& c);
+
+}  // namespace dynasoar::example::gol

@@ -1,0 +1,186 @@
+// Game of life as an SMMO program in the O(alive cells) form of the
+// DynaSOAr benchmark (paper Sec. 6): every grid cell is a Cell object; alive
+// cells and candidates (dead cells next to an alive one, the only dead cells
+// that can come alive) are Agent objects, created and deleted every step.
+// Only agents are visited, so a step costs time in proportion to the alive
+// cells and their neighbourhood, not to the grid. A step:
+//   1. Alive::prepare, Candidate::prepare: count alive neighbours, decide.
+//   2. Candidate::update: a candidate with 3 alive neighbours becomes an
+//      Alive; one with none is no longer needed and goes.
+//   3. Alive::update: an alive cell that dies becomes a Candidate.
+//   4. Alive::create_candidates: every empty neighbour of an alive cell
+//      gets a Candidate (a compare-and-swap on the cell decides who makes it).
+// The same source is built for every back end that can free (gol_<back end>).
+#include <dynasoar/dynasoar.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "example/common/device_info.h"
+#include "example/common/phase_timer.h"
+#include "example/gol/gol.h"
+#include "example/gol/initial.h"
+#include "example/gol/rules.h"
+
+namespace dynasoar::example::gol {
+namespace {
+
+class Cell;
+class Agent;
+class Alive;
+class Candidate;
+using AllocatorT = dynasoar::Allocator<Cell, Agent, Alive, Candidate>;
+
+struct World {
+  Grid grid;
+  Cell** cells;
+  AllocatorT alloc;
+};
+
+class Cell : public AllocatorT::Base {
+ public:
+  declare_field_types(Cell, Agent*, int)
+  Field<Cell, 0> agent;  // the Alive or Candidate here, or null
+  Field<Cell, 1> id;     // index in the grid
+
+  DYNASOAR_HD Cell(int i, Cell** table) : agent(nullptr), id(i) { table[i] = this; }
+
+  DYNASOAR_HD void populate(World w, const unsigned char* initial);
+  DYNASOAR_HD void add_checksum(unsigned long long* sum);
+};
+
+class Agent : public AllocatorT::Base {
+ public:
+  declare_abstract_field_types(Agent, int)
+  Field<Agent, 0> cell;  // index in the grid
+
+  DYNASOAR_HD explicit Agent(int c) : cell(c) {}
+
+ protected:
+  DYNASOAR_HD int alive_neighbors(const World& w) const;
+};
+
+class Alive : public Agent {
+ public:
+  declare_field_types(Alive, bool)
+  Field<Alive, 0> will_die;
+
+  DYNASOAR_HD explicit Alive(int c) : Agent(c), will_die(false) {}
+
+  DYNASOAR_HD void prepare(World w) {
+    const int n = alive_neighbors(w);
+    will_die = !next_alive(true, n);
+  }
+  DYNASOAR_HD void update(World w);
+  DYNASOAR_HD void create_candidates(World w);
+};
+
+class Candidate : public Agent {
+ public:
+  enum Action : unsigned char { kStay = 0, kBorn = 1, kLonely = 2 };
+  declare_field_types(Candidate, unsigned char)
+  Field<Candidate, 0> action;
+
+  DYNASOAR_HD explicit Candidate(int c) : Agent(c), action(static_cast<unsigned char>(kStay)) {}
+
+  DYNASOAR_HD void prepare(World w) {
+    const int n = alive_neighbors(w);
+    action = static_cast<unsigned char>(next_alive(false, n) ? kBorn : n == 0 ? kLonely : kStay);
+  }
+  DYNASOAR_HD void update(World w) {
+    const unsigned char a = action;
+    if (a == kStay) return;
+    Cell* here = w.cells[cell];
+    here->agent = a == kBorn ? static_cast<Agent*>(new (w.alloc) Alive(cell)) : nullptr;
+    dynasoar::destroy(w.alloc, this);
+  }
+};
+
+DYNASOAR_HD int Agent::alive_neighbors(const World& w) const {
+  int n = 0;
+  for (int k = 0; k < 8; ++k) {
+    const Agent* a = w.cells[w.grid.neighbor(cell, k)]->agent;
+    n += a != nullptr && a->is_a<Alive>() ? 1 : 0;
+  }
+  return n;
+}
+
+DYNASOAR_HD void Alive::update(World w) {
+  if (!will_die) return;
+  w.cells[cell]->agent = new (w.alloc) Candidate(cell);
+  dynasoar::destroy(w.alloc, this);
+}
+
+DYNASOAR_HD void Alive::create_candidates(World w) {
+  for (int k = 0; k < 8; ++k) {
+    const int c = w.grid.neighbor(cell, k);
+    Cell* there = w.cells[c];
+    if (platform::atomic_load(&there->agent) != nullptr) continue;
+    Candidate* made = new (w.alloc) Candidate(c);
+    if (made == nullptr) return;  // the heap is full: check_errors reports it
+    Agent* expected = nullptr;
+    if (!platform::atomic_compare_exchange(&there->agent, expected, static_cast<Agent*>(made)))
+      dynasoar::destroy(w.alloc, made);  // another alive neighbour was first
+  }
+}
+
+DYNASOAR_HD void Cell::populate(World w, const unsigned char* initial) {
+  if (initial[id] != 0) agent = new (w.alloc) Alive(id);
+}
+
+DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
+  const Agent* a = agent;
+  if (a != nullptr && a->is_a<Alive>()) platform::atomic_fetch_add(sum, static_cast<unsigned long long>(checksum_term(id)));
+}
+
+}  // namespace
+
+RunReport run(const Config& c) {
+  if (c.width < 3 || c.height < 3) throw std::invalid_argument("game of life: the grid needs at least 3x3 cells");
+  using Handle = dynasoar::AllocatorHandle<AllocatorT>;
+  Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height));
+  const Grid grid{c.width, c.height};
+  const auto n = static_cast<std::size_t>(grid.cells());
+  platform::Buffer<Cell*> cells(n);
+  {
+    platform::Buffer<unsigned char> initial(n);
+    initial_state(c, initial, heap.stream());
+    platform::synchronize(heap.stream());
+    heap.parallel_new<Cell>(n, cells.data());
+    const World w{grid, cells.data(), heap.device()};
+    heap.parallel_do<Cell, &Cell::populate>(w, static_cast<const unsigned char*>(initial.data()));
+    heap.parallel_do<Alive, &Alive::create_candidates>(w);
+    heap.check_errors();
+  }
+
+  PhaseTimer timer(heap.stream());
+  timer.start();
+  for (int step = 1; step <= c.steps; ++step) {
+    const World w{grid, cells.data(), heap.device()};
+    heap.parallel_do_async<Alive, &Alive::prepare>(w);
+    heap.parallel_do_async<Candidate, &Candidate::prepare>(w);
+    timer.mark("prepare");
+    heap.parallel_do_async<Candidate, &Candidate::update>(w);
+    heap.parallel_do_async<Alive, &Alive::update>(w);
+    timer.mark("update");
+    heap.parallel_do_async<Alive, &Alive::create_candidates>(w);
+    timer.mark("new candidates");
+    if (step % 64 == 0 || step == c.steps) {  // a failed new stops the run, not the report
+      platform::synchronize(heap.stream());
+      heap.check_errors();
+    }
+    if (c.on_step) c.on_step(step);
+  }
+
+  RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
+                            timer.phases_ms());
+  platform::Buffer<unsigned long long> sum(1);
+  sum.zero();
+  heap.parallel_do<Cell, &Cell::add_checksum>(sum.data());
+  r.checksum = sum.to_vector()[0];
+  r.live = {{"Alive", heap.count<Alive>()}, {"Candidate", heap.count<Candidate>()}};
+  r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  return r;
+}
+
+}  // namespace dynasoar::example::gol

@@ -1,0 +1,46 @@
+// Conway's game of life (B3/S23) on a torus, as in the DynaSOAr benchmark
+// (paper Sec. 6), shared by the object version and the hand-written
+// baseline: the grid, the initial state and the checksum.
+#pragma once
+
+#include <cstdint>
+
+#include "example/common/philox.h"
+#include "platform/bits.h"
+#include "platform/config.h"
+
+namespace dynasoar::example::gol {
+
+struct Grid {
+  int width = 0;
+  int height = 0;
+
+  DYNASOAR_HD int cells() const { return width * height; }
+
+  /// Neighbour k (0..7) of `cell`, wrapping around the edges: k runs over
+  /// the 3x3 square around the cell, row by row, skipping its centre.
+  DYNASOAR_HD int neighbor(int cell, int k) const {
+    const int j = k < 4 ? k : k + 1;
+    int nx = cell % width + j % 3 - 1, ny = cell / width + j / 3 - 1;
+    if (nx < 0) nx += width;
+    if (nx >= width) nx -= width;
+    if (ny < 0) ny += height;
+    if (ny >= height) ny -= height;
+    return ny * width + nx;
+  }
+};
+
+/// The rule: alive next step with n alive neighbours.
+DYNASOAR_HD inline bool next_alive(bool alive, int n) { return n == 3 || (alive && n == 2); }
+
+/// Random soup: a cell is alive with probability threshold / 2^32.
+DYNASOAR_HD inline bool soup_alive(std::uint64_t seed, std::uint32_t threshold, int cell) {
+  return random_u32(seed, static_cast<std::uint32_t>(cell), 0u, 0u) < threshold;
+}
+
+/// An alive cell's term of the checksum (summed mod 2^64 over alive cells).
+DYNASOAR_HD inline std::uint64_t checksum_term(int cell) {
+  return platform::mix64(platform::mix64(static_cast<std::uint64_t>(cell)) ^ 0x9E3779B97F4A7C15ull);
+}
+
+}  // namespace dynasoar::example::gol

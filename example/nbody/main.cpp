@@ -1,0 +1,29 @@
+// n-body from the command line: options, progress, report. The simulation
+// itself is linked in: objects.cpp for a back end, baseline.cpp for the
+// hand-written version.
+#include "example/common/cli.h"
+#include "example/nbody/nbody.h"
+
+int main(int argc, char** argv) {
+  using namespace dynasoar::example;
+  return guarded_main([&]() -> int {
+    CLI::App app{"n-body: gravity between bodies in a box, optionally merging on collision "
+                 "(DynaSOAr paper Sec. 6)"};
+    nbody::Config c;
+    CommonOptions o;
+    o.steps = c.steps;
+    app.add_option("--bodies", c.bodies, "number of bodies")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    app.add_flag("--collisions", c.collisions, "bodies closer than the merge distance merge");
+    app.add_option("--merge-distance", c.physics.merge_distance, "collision variant: merge distance")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0f, 1.0f));
+    app.add_option("--dt", c.physics.dt, "time step")->capture_default_str()->check(CLI::Range(1e-6f, 1.0f));
+    add_common_options(app, o);
+    CLI11_PARSE(app, argc, argv);
+    c.steps = o.steps;
+    c.seed = o.seed;
+    c.heap_bytes = o.heap_mib << 20;
+    c.on_step = progress_printer("n-body", c.steps, o);
+    return finish(nbody::run(c), o);
+  });
+}

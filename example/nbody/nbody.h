@@ -1,0 +1,53 @@
+// n-body: the interface between the command line (main.cpp, host code) and
+// a simulation: objects.cpp on a back end of the framework, or baseline.cpp
+// written by hand with plain arrays.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "example/common/run_report.h"
+#include "example/nbody/physics.h"
+
+namespace dynasoar::example::nbody {
+
+struct Config {
+  int bodies = 20000;  // the paper's size (Sec. 6)
+  int steps = 3000;
+  std::uint64_t seed = 42;
+  bool collisions = false;        // the collision variant (bodies merge)
+  std::uint64_t heap_bytes = 0;   // 0: default_heap_bytes
+  Physics physics;
+  std::function<void(int)> on_step;  // called after each step is queued (progress)
+};
+
+/// Room for every body on every back end, with slack; bodies never grow in number.
+inline std::uint64_t default_heap_bytes(int bodies) {
+  const std::uint64_t bytes = static_cast<std::uint64_t>(bodies) * 512;
+  return bytes < (std::uint64_t{16} << 20) ? std::uint64_t{16} << 20 : bytes;
+}
+
+/// The part of a run's report that every variant fills the same way.
+inline RunReport make_report(const Config& c, std::string variant, std::string device,
+                             double total_ms, const std::map<std::string, double>& phases_ms) {
+  RunReport r;
+  r.example = c.collisions ? "n-body (collisions)" : "n-body";
+  r.variant = std::move(variant);
+  r.device = std::move(device);
+  r.config = {{"bodies", std::to_string(c.bodies)},
+              {"steps", std::to_string(c.steps)},
+              {"seed", std::to_string(c.seed)}};
+  r.total_ms = total_ms;
+  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
+  return r;
+}
+
+/// Runs the simulation and reports time, checksum (the sum of checksum_term
+/// over the bodies plus their number) and live bodies. Throws
+/// std::invalid_argument for an impossible configuration.
+RunReport run(const Config& c);
+
+}  // namespace dynasoar::example::nbody
