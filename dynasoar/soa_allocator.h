@@ -30,7 +30,6 @@
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
 #include "platform/config.h"
-#include "platform/executor.h"
 
 #if defined(__CUDACC__)
 #include <cooperative_groups.h>
@@ -131,8 +130,9 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   DYNASOAR_HD soa::HeapState* state() const { return state_; }
 
   /// Warps per thread block that get a staging tile: those of the do-all
-  /// kernels. Threads of larger user blocks beyond them visit unstaged.
-  static constexpr unsigned kStagingWarps = platform::kBlockThreads / 32;
+  /// kernels (64-thread blocks, allocator_handle.h). Threads of larger user
+  /// blocks beyond them visit unstaged.
+  static constexpr unsigned kStagingWarps = 2;
   /// A class whose block data exceeds this is never staged (shared memory
   /// per thread block: kStagingWarps tiles plus a lock word per warp).
   static constexpr std::uint64_t kMaxTileBytes = 4096;

@@ -70,8 +70,8 @@ void run_host_threads(std::size_t threads, const Body& body) {
 }
 
 #if DYNASOAR_CUDA
-template <class F>
-__global__ void __launch_bounds__(kBlockThreads) parallel_for_kernel(std::size_t n, F f) {
+template <unsigned kThreads, class F>
+__global__ void __launch_bounds__(kThreads) parallel_for_kernel(std::size_t n, F f) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
@@ -139,15 +139,17 @@ inline unsigned processors() {
 #endif
 }
 
-/// Calls f(i) for every i in [0, n).
-template <class F>
+/// Calls f(i) for every i in [0, n). On the GPU in thread blocks of
+/// kThreads threads (default kBlockThreads): consecutive i share a block.
+template <unsigned kThreads = kBlockThreads, class F>
 void parallel_for(std::size_t n, const F& f, Stream s = {}) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
   if (n == 0) return;
 #if DYNASOAR_CUDA
-  const std::size_t blocks_needed = (n + kBlockThreads - 1) / kBlockThreads;
-  const std::size_t max_blocks = concurrent_threads() / kBlockThreads;
+  const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
+  const std::size_t max_blocks = concurrent_threads() / kThreads;
   const unsigned blocks = static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1)));
-  detail::parallel_for_kernel<<<blocks, kBlockThreads, 0, s.handle>>>(n, f);
+  detail::parallel_for_kernel<kThreads><<<blocks, kThreads, 0, s.handle>>>(n, f);
   DYNASOAR_CHECK_LAUNCH();
 #else
   (void)s;

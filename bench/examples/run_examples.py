@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs an example on several back ends and its baseline, checks that every
-run computed the same checksum, and writes a CSV and a Markdown table.
+run computed the same checksum (floating-point ones within --rtol), and
+writes a CSV (with the median time of every phase) and a Markdown table.
 
     bench/examples/run_examples.py --bin build-cuda/example --example wator \\
         --args "--width 2048 --height 2560 --steps 500" --reps 3 --out bench/results/X
@@ -39,7 +40,10 @@ def main():
     ap.add_argument("--args", default="", help="arguments for every run")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per run")
-    ap.add_argument("--out", default="", help="folder for <example>.csv and <example>.md")
+    ap.add_argument("--out", default="", help="folder for <name>.csv and <name>.md")
+    ap.add_argument("--name", default="", help="file name for the results (default: the example)")
+    ap.add_argument("--rtol", type=float, default=1e-4,
+                    help="relative tolerance between floating-point checksums (n-body)")
     o = ap.parse_args()
 
     prefix = o.example + "_"
@@ -76,13 +80,21 @@ def main():
             "reps": len(runs),
             "enumeration_ms": statistics.median(sum(r["extra_ms"].values()) for r in runs),
             "checksum": last["checksum"],
+            "phases": " ".join(f"{k}={statistics.median(r['phases_ms'][k] for r in runs):.2f}"
+                               for k in last["phases_ms"]),
             "live": " ".join(f"{k}={n}" for k, n in last["live"].items()),
             "config": " ".join(f"{k}={x}" for k, x in last["config"].items()),
         })
 
     done = [r for r in rows if "error" not in r]
     sums = {r["checksum"] for r in done}
-    if len(sums) > 1:
+    if sums and all(isinstance(x, float) for x in sums):  # n-body: equal up to rounding
+        lo, hi = min(sums), max(sums)
+        if hi - lo > o.rtol * max(abs(lo), abs(hi)):
+            print(f"checksums differ by more than {o.rtol} (relative): "
+                  + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
+            failed = True
+    elif len(sums) > 1:
         print("checksums differ: " + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
         failed = True
     base = next((r["total_ms"] for r in done if r["variant"] == "baseline"), None)
@@ -101,11 +113,13 @@ def main():
     table = "\n".join(lines) + "\n"
     print(table)
     if o.out:
+        name = o.name or o.example
         os.makedirs(o.out, exist_ok=True)
-        with open(os.path.join(o.out, o.example + ".md"), "w") as f:
+        with open(os.path.join(o.out, name + ".md"), "w") as f:
             f.write(table)
-        keys = ["variant", "device", "config", "total_ms", "min_ms", "reps", "enumeration_ms", "checksum", "live", "error"]
-        with open(os.path.join(o.out, o.example + ".csv"), "w", newline="") as f:
+        keys = ["variant", "device", "config", "total_ms", "min_ms", "reps", "enumeration_ms", "checksum", "live",
+                "phases", "error"]
+        with open(os.path.join(o.out, name + ".csv"), "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=keys)
             w.writeheader()
             for r in rows:

@@ -452,10 +452,10 @@ void bench_registers(dynasoar::bench::Csv& csv) {
   registers(csv, "heap_fill", heap_fill);
   registers(csv, "heap_free", heap_free);
   registers(csv, "bump_alloc", bump_alloc);
-  registers(csv, "parallel_new<Particle>", detail::parallel_for_kernel<dynasoar::detail::NewObjects<DoAllAlloc, Particle, NoArgs>>);
+  registers(csv, "parallel_new<Particle>", detail::parallel_for_kernel<dynasoar::platform::kBlockThreads, dynasoar::detail::NewObjects<DoAllAlloc, Particle, NoArgs>>);
   registers(csv, "snapshot", detail::parallel_workers_kernel<soa::SnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
-            detail::parallel_for_kernel<soa::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
+            detail::parallel_for_kernel<soa::kDoAllBlockThreads, soa::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
   registers(csv, "soa_step(baseline)", soa_step);
 }
 

@@ -77,6 +77,19 @@ std::string checksum_text(const RunReport& r) {
   return buf;
 }
 
+RunReport make_run_report(std::string example, std::string variant, std::string device,
+                          std::vector<std::pair<std::string, std::string>> config, double total_ms,
+                          const std::map<std::string, double>& phases_ms) {
+  RunReport r;
+  r.example = std::move(example);
+  r.variant = std::move(variant);
+  r.device = std::move(device);
+  r.config = std::move(config);
+  r.total_ms = total_ms;
+  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
+  return r;
+}
+
 void print_human(const RunReport& r, std::ostream& out) {
   out << r.example << " on " << r.variant << " (" << r.device << ")";
   for (const auto& [k, v] : r.config) out << ", " << k << " " << v;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,6 +29,11 @@ struct RunReport {
   std::vector<std::pair<std::string, std::uint64_t>> live;  // objects per class at the end
   std::vector<std::pair<std::string, std::string>> heap;    // heap statistics
 };
+
+/// A report with the fields every simulation fills the same way.
+RunReport make_run_report(std::string example, std::string variant, std::string device,
+                          std::vector<std::pair<std::string, std::string>> config, double total_ms,
+                          const std::map<std::string, double>& phases_ms);
 
 void print_human(const RunReport& r, std::ostream& out);
 void print_json(const RunReport& r, std::ostream& out);

@@ -35,21 +35,16 @@ inline std::uint64_t default_heap_bytes(int width, int height) {
 
 inline RunReport make_report(const Config& c, std::string variant, std::string device,
                              double total_ms, const std::map<std::string, double>& phases_ms) {
-  RunReport r;
-  r.example = "game of life";
-  r.variant = std::move(variant);
-  r.device = std::move(device);
-  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
-              {"steps", std::to_string(c.steps)}};
+  std::vector<std::pair<std::string, std::string>> config = {
+      {"grid", std::to_string(c.width) + "x" + std::to_string(c.height)}, {"steps", std::to_string(c.steps)}};
   if (c.pattern_name.empty()) {
-    r.config.emplace_back("soup density", std::to_string(c.density));
-    r.config.emplace_back("seed", std::to_string(c.seed));
+    config.emplace_back("soup density", std::to_string(c.density));
+    config.emplace_back("seed", std::to_string(c.seed));
   } else {
-    r.config.emplace_back("pattern", c.pattern_name);
+    config.emplace_back("pattern", c.pattern_name);
   }
-  r.total_ms = total_ms;
-  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
-  return r;
+  return make_run_report("game of life", std::move(variant), std::move(device), std::move(config), total_ms,
+                         phases_ms);
 }
 
 /// The soup's threshold for soup_alive (rules.h).

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "example/common/device_info.h"
+#include "example/common/make_heap.h"
 #include "example/common/phase_timer.h"
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
@@ -138,9 +139,10 @@ DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
 RunReport run(const Config& c) {
   if (c.width < 3 || c.height < 3) throw std::invalid_argument("game of life: the grid needs at least 3x3 cells");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
-  Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height));
   const Grid grid{c.width, c.height};
   const auto n = static_cast<std::size_t>(grid.cells());
+  // A class never has more objects than cells, nor more new ones in a step.
+  Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height), 2 * n);
   platform::Buffer<Cell*> cells(n);
   {
     platform::Buffer<unsigned char> initial(n);

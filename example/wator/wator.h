@@ -33,16 +33,11 @@ inline std::uint64_t default_heap_bytes(int width, int height) {
 /// The part of a run's report that every variant fills the same way.
 inline RunReport make_report(const Config& c, std::string variant, std::string device,
                              double total_ms, const std::map<std::string, double>& phases_ms) {
-  RunReport r;
-  r.example = "wa-tor";
-  r.variant = std::move(variant);
-  r.device = std::move(device);
-  r.config = {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
-              {"steps", std::to_string(c.steps)},
-              {"seed", std::to_string(c.seed)}};
-  r.total_ms = total_ms;
-  for (const auto& [phase, ms] : phases_ms) r.phases_ms.emplace_back(phase, ms);
-  return r;
+  return make_run_report("wa-tor", std::move(variant), std::move(device),
+                         {{"grid", std::to_string(c.width) + "x" + std::to_string(c.height)},
+                          {"steps", std::to_string(c.steps)},
+                          {"seed", std::to_string(c.seed)}},
+                         total_ms, phases_ms);
 }
 
 /// Runs the simulation and reports time, checksum and live objects.

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Draws one PNG per results CSV of run_examples.py: the time of every
+variant (log scale) with the baseline marked, and, where the CSV has phase
+times, the time per phase stacked.
+
+    bench/examples/plot_results.py bench/results/<run>      # writes <name>.png next to each CSV
+
+Needs matplotlib (pip install matplotlib).
+"""
+import csv
+import glob
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot(path):
+    with open(path) as f:
+        rows = [r for r in csv.DictReader(f) if r.get("total_ms")]
+    if not rows:
+        return None
+    name = os.path.splitext(os.path.basename(path))[0]
+    phases = []
+    for r in rows:
+        for item in (r.get("phases") or "").split():
+            k = item.rsplit("=", 1)[0]
+            if k not in phases:
+                phases.append(k)
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    variants = [r["variant"] for r in rows]
+    bottom = [0.0] * len(rows)
+    if phases:
+        for k in phases:
+            vals = []
+            for r in rows:
+                d = dict(item.rsplit("=", 1) for item in (r.get("phases") or "").split())
+                vals.append(float(d.get(k, 0.0)))
+            ax.barh(variants, vals, left=bottom, label=k)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.legend(fontsize=7, loc="lower right")
+    else:
+        ax.barh(variants, [float(r["total_ms"]) for r in rows])
+    base = next((float(r["total_ms"]) for r in rows if r["variant"] == "baseline"), None)
+    if base:
+        ax.axvline(base, color="black", linestyle="--", linewidth=1)
+    for i, r in enumerate(rows):
+        ax.text(float(r["total_ms"]), i, f" {float(r['total_ms']):.0f} ms", va="center", fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("time of the simulation loop (ms, log scale; dashed: baseline)")
+    ax.set_title(f"{name}: {rows[0]['config']}\n{rows[0]['device']}", fontsize=8)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    out = os.path.join(os.path.dirname(path), name + ".png")
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
+        out = plot(path)
+        if out:
+            print(out)
+
+
+if __name__ == "__main__":
+    main()

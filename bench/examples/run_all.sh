@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs every example simulation on every back end and its baseline at the
+# benchmark sizes (DynaSOAr paper Sec. 6 where it gives one) and writes
+# <name>.csv and <name>.md per problem into OUT (bench/examples/run_examples.py
+# checks that all variants agree on the checksum). Plots: plot_results.py OUT.
+#
+#   bench/examples/run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]
+#
+# A variant that exceeds TIMEOUT_S seconds is recorded as failed with the
+# reason; the others still run.
+set -uo pipefail
+bin=${1:?usage: run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]}
+out=${2:?usage: run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]}
+reps=${3:-3}
+timeout=${4:-120}
+here=$(dirname "$0")
+status=0
+run() {  # name example args...
+  local name=$1 example=$2; shift 2
+  python3 "$here/run_examples.py" --bin "$bin" --example "$example" --name "$name" --args "$*" \
+    --reps "$reps" --timeout "$timeout" --out "$out" || status=1
+}
+run wator wator --width 2048 --height 2560 --steps 500
+run nbody nbody --bodies 20000 --steps 3000
+run nbody-collisions nbody --bodies 20000 --steps 3000 --collisions
+run gol-soup gol --width 2048 --height 2048 --steps 300 --density 0.3
+exit $status
