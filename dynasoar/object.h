@@ -57,6 +57,15 @@ constexpr bool check_allocatable() {
   return true;
 }
 
+/// Whether allocator A has its own for_each_object_staged (it says so with
+/// `static constexpr bool kStagedWalk = true`). A trait rather than a
+/// requires-expression on the call: nvcc's front end evaluated such an
+/// expression to false in device code, which silently disabled staging.
+template <class A, class = void>
+inline constexpr bool kHasStagedWalk = false;
+template <class A>
+inline constexpr bool kHasStagedWalk<A, std::void_t<decltype(A::kStagedWalk)>> = A::kStagedWalk;
+
 /// device_do for an object allocator A (CRTP): built on A::for_each_object.
 template <class A>
 class DeviceOps {
@@ -89,7 +98,7 @@ class DeviceOps {
   /// `object` are not seen through the copies. Everywhere else copy == object.
   template <class T, class F>
   DYNASOAR_HD void device_do_staged(F&& f) const {
-    if constexpr (requires(const A& a) { a.template for_each_object_staged<T>(f); })
+    if constexpr (kHasStagedWalk<A>)
       static_cast<const A*>(this)->template for_each_object_staged<T>(f);
     else
       static_cast<const A*>(this)->template for_each_object<T>(

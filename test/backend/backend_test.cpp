@@ -95,14 +95,15 @@ struct World {
 
     // Visits every Shark through device_do_staged and adds to out: 0 visits,
     // 1 id sum, 2 visits of itself (by `object`), 3 copies that differ from
-    // their object. Odd and even ids call from different branches, so that
+    // their object, 4 visits through a copy elsewhere than the object. Odd and even ids call from different branches, so that
     // two groups of one warp may ask for the staging tile at once.
     DYNASOAR_HD void see_all(Alloc alloc, ull* out) {
-      ull visits = 0, ids = 0, selves = 0, wrong = 0;
+      ull visits = 0, ids = 0, selves = 0, wrong = 0, staged = 0;
       const auto visit = [&](const Shark* copy, Shark* object) {
         ++visits;
         ids += static_cast<ull>(static_cast<int>(copy->id));
         if (object == this) ++selves;
+        if (copy != object) ++staged;
         if (copy->id != object->id || copy->teeth != object->teeth || copy->pos->y != object->pos->y ||
             copy->fins[2] != object->fins[2] || !copy->intact())
           ++wrong;
@@ -115,6 +116,7 @@ struct World {
       atomic_fetch_add(&out[1], ids);
       atomic_fetch_add(&out[2], selves);
       atomic_fetch_add(&out[3], wrong);
+      atomic_fetch_add(&out[4], staged);
     }
     DYNASOAR_HD void destroy_every_third(Alloc alloc) {
       if (this->id % 3 == 0) dynasoar::destroy(alloc, this);
@@ -233,11 +235,20 @@ TYPED_TEST(BackendConformance, DeviceDoStagedSeesEveryObjectOnce) {
     if (i % 3 != 0) ++n, id_sum += static_cast<ull>(i);
   ASSERT_EQ(heap.template count<typename W::Shark>(), n);
 
-  dynasoar::platform::Buffer<ull> out(4);
+  dynasoar::platform::Buffer<ull> out(5);
   out.zero();
   heap.template parallel_do<typename W::Shark, &W::Shark::see_all>(heap.device(), out.data());
-  EXPECT_EQ(out.to_vector(), (std::vector<ull>{n * n, n * id_sum, n, 0}))
+  const std::vector<ull> got = out.to_vector();
+  EXPECT_EQ(std::vector<ull>(got.begin(), got.begin() + 4), (std::vector<ull>{n * n, n * id_sum, n, 0}))
       << "visits, id sum, self visits, copies unlike their object";
+  // Staging happens on the DynaSOAr heap on the GPU (do-all warps take a
+  // tile each; a group that finds its warp's tile busy, as the odd/even
+  // branches here make happen, visits unstaged), nowhere else.
+  // This suite is built with DYNASOAR_STAGED_DEVICE_DO=1 (off by default).
+  if (dynasoar::platform::kCudaBuild && std::is_same_v<TypeParam, dynasoar::backend::Dynasoar>)
+    EXPECT_GT(got[4], 0u) << "device_do_staged did not stage";
+  else
+    EXPECT_EQ(got[4], 0u) << "a copy other than the object outside the staged path";
 }
 
 // Objects created during a do-all are not visited; an object may destroy itself.
