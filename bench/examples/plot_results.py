@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Draws one PNG per results CSV of run_examples.py: the time of every
-variant (log scale) with the baseline marked, and, where the CSV has phase
-times, the time per phase stacked.
+variant with the baseline marked; the phases stacked where the times are
+within 20x of each other, the totals on a log scale where they are not.
 
     bench/examples/plot_results.py bench/results/<run>      # writes <name>.png next to each CSV
 
@@ -10,12 +10,18 @@ Needs matplotlib (pip install matplotlib).
 import csv
 import glob
 import os
+import re
 import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def phase_times(text):
+    """"a=1.5; fish prepare=2.0" (or space-separated, as older runs wrote it) -> {name: ms}."""
+    return {k.strip(" ;"): float(v) for k, v in re.findall(r"([^=]+?)=([0-9.]+)", text or "")}
 
 
 def plot(path):
@@ -26,31 +32,34 @@ def plot(path):
     name = os.path.splitext(os.path.basename(path))[0]
     phases = []
     for r in rows:
-        for item in (r.get("phases") or "").split():
-            k = item.rsplit("=", 1)[0]
+        for k in phase_times(r.get("phases")):
             if k not in phases:
                 phases.append(k)
     fig, ax = plt.subplots(figsize=(7, 3.5))
     variants = [r["variant"] for r in rows]
+    totals = [float(r["total_ms"]) for r in rows]
+    # Times far apart: a log scale, totals only (stacked phases would be
+    # distorted); otherwise a linear scale with the phases stacked.
+    log = max(totals) > 20 * min(totals)
     bottom = [0.0] * len(rows)
-    if phases:
+    if phases and not log:
         for k in phases:
             vals = []
             for r in rows:
-                d = dict(item.rsplit("=", 1) for item in (r.get("phases") or "").split())
-                vals.append(float(d.get(k, 0.0)))
+                vals.append(phase_times(r.get("phases")).get(k, 0.0))
             ax.barh(variants, vals, left=bottom, label=k)
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.legend(fontsize=7, loc="lower right")
     else:
-        ax.barh(variants, [float(r["total_ms"]) for r in rows])
+        ax.barh(variants, totals)
     base = next((float(r["total_ms"]) for r in rows if r["variant"] == "baseline"), None)
     if base:
         ax.axvline(base, color="black", linestyle="--", linewidth=1)
     for i, r in enumerate(rows):
         ax.text(float(r["total_ms"]), i, f" {float(r['total_ms']):.0f} ms", va="center", fontsize=7)
-    ax.set_xscale("log")
-    ax.set_xlabel("time of the simulation loop (ms, log scale; dashed: baseline)")
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("time of the simulation loop (ms" + (", log scale" if log else "") + "; dashed: baseline)")
     ax.set_title(f"{name}: {rows[0]['config']}\n{rows[0]['device']}", fontsize=8)
     ax.invert_yaxis()
     fig.tight_layout()

@@ -80,7 +80,7 @@ def main():
             "reps": len(runs),
             "enumeration_ms": statistics.median(sum(r["extra_ms"].values()) for r in runs),
             "checksum": last["checksum"],
-            "phases": " ".join(f"{k}={statistics.median(r['phases_ms'][k] for r in runs):.2f}"
+            "phases": "; ".join(f"{k}={statistics.median(r['phases_ms'][k] for r in runs):.2f}"
                                for k in last["phases_ms"]),
             "live": " ".join(f"{k}={n}" for k, n in last["live"].items()),
             "config": " ".join(f"{k}={x}" for k, x in last["config"].items()),
