@@ -5,6 +5,7 @@
 # checks that all variants agree on the checksum). Plots: plot_results.py OUT.
 #
 #   bench/examples/run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]
+#   SMALL=1 bench/examples/run_all.sh ...   # the golden-run sizes: a quick check of the pipeline
 #
 # A variant that exceeds TIMEOUT_S seconds is recorded as failed with the
 # reason; the others still run.
@@ -15,13 +16,23 @@ reps=${3:-3}
 timeout=${4:-120}
 here=$(dirname "$0")
 status=0
-run() {  # name example args...
+run() {  # name example args... [--rtol X: for run_examples.py, not the program]
   local name=$1 example=$2; shift 2
+  local rtol=()
+  if [[ ${*: -2:1} == --rtol ]]; then rtol=(--rtol "${*: -1}"); set -- "${@:1:$#-2}"; fi
   python3 "$here/run_examples.py" --bin "$bin" --example "$example" --name "$name" --args "$*" \
-    --reps "$reps" --timeout "$timeout" --out "$out" || status=1
+    --reps "$reps" --timeout "$timeout" --out "$out" "${rtol[@]}" || status=1
 }
+if [[ ${SMALL:-0} == 1 ]]; then
+  run wator wator --width 96 --height 64 --steps 60 --seed 7
+  run nbody nbody --bodies 256 --steps 100
+  run nbody-collisions nbody --bodies 256 --steps 100 --collisions
+  run gol-soup gol --width 96 --height 80 --steps 80 --seed 7
+  exit $status
+fi
 run wator wator --width 2048 --height 2560 --steps 500
-run nbody nbody --bodies 20000 --steps 3000
-run nbody-collisions nbody --bodies 20000 --steps 3000 --collisions
+run nbody nbody --bodies 20000 --steps 3000 --rtol 0.02
+run nbody-collisions nbody --bodies 20000 --steps 3000 --collisions --rtol 0.02
 run gol-soup gol --width 2048 --height 2048 --steps 300 --density 0.3
+run gol-acorn-large gol --pattern example/gol/patterns/acorn.cells --width 12699 --height 12652 --steps 300
 exit $status
