@@ -48,13 +48,6 @@ struct SnapshotBlocks {
   }
 };
 
-/// Threads per thread block of the do-all kernels. Small blocks, because a
-/// do-all over few objects occupies only the first (objects / block size)
-/// blocks, and 256-thread blocks left most multiprocessors idle: n-body's
-/// 20 000 bodies ran on 79 of an H100's 132. Two warps per block still
-/// allow full occupancy on current GPUs (32 resident blocks per multiprocessor).
-inline constexpr unsigned kDoAllBlockThreads = 64;
-
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
 /// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
 /// consecutive threads work on consecutive slots of one block. The grid is

@@ -90,12 +90,13 @@ class DeviceOps {
   /// fast memory. Use `copy` to read and `object` for identity (comparing
   /// with `this`), for writes and for pointers kept after the call.
   ///
-  /// On the DynaSOAr heap on the GPU, when T has no registered subclass, the
-  /// threads of a warp that call together copy each block of T into shared
-  /// memory once and all read it from there (paper Sec. 6 discusses n-body's
-  /// device_do as the bottleneck; this is its remedy). Fields of visited
+  /// With DYNASOAR_STAGED_DEVICE_DO=1, on the DynaSOAr heap on the GPU, when
+  /// T has no registered subclass, the threads of a warp that call together
+  /// copy each block of T into shared memory once and all read it from there
+  /// (SoaAllocator::for_each_object_staged; off by default because it is
+  /// still slower than the plain walk, see the README). Fields of visited
   /// objects must therefore not change during the call; changes made through
-  /// `object` are not seen through the copies. Everywhere else copy == object.
+  /// `object` are not seen through the copies. Otherwise copy == object.
   template <class T, class F>
   DYNASOAR_HD void device_do_staged(F&& f) const {
     if constexpr (kHasStagedWalk<A>)

@@ -1,7 +1,8 @@
-// Creating an example's heap the same way on every back end: the byte
-// allocators also get room in their object registries for `objects` objects
-// per class from the start (they would otherwise begin with 2^20 and fail a
-// `new` that finds a registry full between two compactions).
+// Heap helpers shared by the examples. make_heap creates a heap the same
+// way on every back end: the byte allocators also get room in their object
+// registries for `objects` objects per class from the start (they would
+// otherwise begin with 2^20 and fail a `new` that finds a registry full
+// between two compactions).
 #pragma once
 
 #include <algorithm>
@@ -21,6 +22,17 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
   } else {
     return Handle(bytes);
   }
+}
+
+/// Inside a simulation loop that queues its do-alls without waiting: every
+/// 64 steps and after the last, waits for the GPU and throws if a `new` ran
+/// out of memory, so that a failed allocation stops the run early, while
+/// the loop stays free of a host synchronisation per step.
+template <class Handle>
+void check_heap_now_and_then(Handle& heap, int step, int steps) {
+  if (step % 64 != 0 && step != steps) return;
+  platform::synchronize(heap.stream());
+  heap.check_errors();
 }
 
 }  // namespace dynasoar::example

@@ -167,10 +167,7 @@ RunReport run(const Config& c) {
     timer.mark("update");
     heap.parallel_do_async<Alive, &Alive::create_candidates>(w);
     timer.mark("new candidates");
-    if (step % 64 == 0 || step == c.steps) {  // a failed new stops the run, not the report
-      platform::synchronize(heap.stream());
-      heap.check_errors();
-    }
+    check_heap_now_and_then(heap, step, c.steps);
     if (c.on_step) c.on_step(step);
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "example/common/device_info.h"
+#include "example/common/make_heap.h"
 #include "example/common/phase_timer.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
@@ -211,10 +212,7 @@ RunReport run(const Config& c) {
     timer.mark("decide");
     heap.parallel_do_async<Shark, &Shark::update>(w);
     timer.mark("shark update");
-    if (step % 64 == 0 || step == c.steps) {  // a failed new stops the run, not the report
-      platform::synchronize(heap.stream());
-      heap.check_errors();
-    }
+    check_heap_now_and_then(heap, step, c.steps);
     if (c.on_step) c.on_step(step);
   }
 
