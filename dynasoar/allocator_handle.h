@@ -82,6 +82,45 @@ struct DoAll {
   }
 };
 
+/// parallel_new, first step: worker g takes a free block for the objects
+/// g * cap .. g * cap + cap - 1 with their slots already reserved (a block
+/// born full is not active), and writes its index to blocks[g]; kNoBit and
+/// the out-of-memory flag when none is free. Objects made one `new` at a
+/// time land where each warp's search leads, which left n-body's blocks half
+/// full and their slots scattered: its do-alls ran half-empty warps and
+/// device_do took the slow path for partial blocks.
+struct ClaimFilledBlocks {
+  HeapState* state;
+  bit_index* blocks;
+  std::uint64_t objects;
+  unsigned type;
+  unsigned cap;
+  DYNASOAR_HD void operator()(std::size_t g) const {
+    const std::uint64_t first = static_cast<std::uint64_t>(g) * cap;
+    const auto count = static_cast<unsigned>(objects - first < cap ? objects - first : cap);
+    const bit_index b = state->initialize_block(type, cap, platform::mix64(g), platform::low_bits(count));
+    if (b == kNoBit) platform::atomic_fetch_or(state->error, static_cast<unsigned>(kHeapOutOfMemory));
+    blocks[g] = b;
+  }
+};
+
+/// parallel_new, second step: object i is T(i, args...) in slot i % kCapacity
+/// of the block claimed for it, so consecutive objects share blocks.
+template <class T, class Pack, unsigned kType, unsigned kCapacity>
+struct ConstructInBlocks {
+  std::uint64_t heap_base;
+  std::uint64_t block_bytes;
+  const bit_index* blocks;
+  Pack args;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const bit_index b = blocks[i / kCapacity];
+    if (b == kNoBit) return;  // out of memory: flagged by ClaimFilledBlocks
+    const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
+    T* p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
+  }
+};
+
 /// Live objects of the listed blocks, added to *total.
 struct CountObjects {
   HeapState* state;
@@ -218,7 +257,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   template <class T, auto Method, class... Args>
   void parallel_do_async(Args&&... args) {
     const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    this->template for_each_concrete_constant<Registry, T>([&](auto type_constant) {
+    for_each_concrete_constant<Registry, T>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
       constexpr unsigned cap = Registry::kCapacityById[type];
       list_blocks(type);
@@ -329,9 +368,32 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   }
 
  private:
-  // parallel_new needs no preparation: blocks are taken as objects come.
-  template <class T>
-  void prepare_new(std::size_t) {}
+  // parallel_new in whole blocks: one kernel takes ceil(n / capacity) free
+  // blocks with their slots reserved, a second constructs object i in slot
+  // i % capacity of block i / capacity. Both are queued on the stream.
+  template <class T, class Pack>
+  void create_objects(std::size_t n, const Pack& pack) {
+    static_assert(check_allocatable<Registry, T>());
+    constexpr unsigned type = Alloc::template type_id<T>();
+    constexpr unsigned cap = Registry::kCapacityById[type];
+    // More blocks than the heap has cannot be had: claim what can be and
+    // flag the rest, so that the objects that fit are made and parallel_new
+    // throws OutOfMemory as when `new` fails.
+    const std::size_t wanted = (n + cap - 1) / cap;
+    const std::size_t groups = std::min<std::size_t>(wanted, num_blocks_);
+    if (groups < wanted) {
+      const unsigned oom = soa::kHeapOutOfMemory;
+      error_.copy_from_host(&oom, 1, 0, stream_);
+    }
+    if (groups == 0) return;
+    platform::parallel_for(groups,
+                           soa::ClaimFilledBlocks{state_.data(), block_list_.data(), n, type, cap},
+                           stream_);
+    platform::parallel_for(std::min<std::size_t>(n, groups * cap),
+                           soa::ConstructInBlocks<T, Pack, type, cap>{heap_base(), kBlockBytes,
+                                                                      block_list_.data(), pack},
+                           stream_);
+  }
 
   // Writes the allocated blocks of `type` to block_list_ / block_count_ (device).
   void list_blocks(unsigned type) {

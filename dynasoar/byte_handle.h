@@ -240,9 +240,11 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
  private:
   std::uint64_t count_type(unsigned type) { return compact(type, 0); }
 
-  template <class T>
-  void prepare_new(std::size_t n) {
+  // parallel_new: room in the registry first, then a `new` per thread.
+  template <class T, class Pack>
+  void create_objects(std::size_t n, const Pack& pack) {
     compact(Alloc::template type_id<T>(), n);
+    this->template create_one_by_one<T>(n, pack);
   }
 
   unsigned registry_error() const {

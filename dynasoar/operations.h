@@ -79,7 +79,8 @@ struct NewObjects {
 
 /// parallel_new, parallel_do and count for a handle H (CRTP). H provides
 /// device(), stream(), check_errors(), parallel_do_async<T, Method>(args...),
-/// prepare_new<T>(n) (room for n more objects of T, or nothing) and
+/// create_objects<T>(n, pack) (queues the creation of T(i, args...) for
+/// i < n; create_one_by_one below, or a faster way of its own) and
 /// count_type(type id) (live objects of one class).
 template <class H>
 class HandleOps {
@@ -93,11 +94,7 @@ class HandleOps {
       throw std::invalid_argument(
           "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
     H& self = static_cast<H&>(*this);
-    self.template prepare_new<T>(n);
-    const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    platform::parallel_for(
-        n, detail::NewObjects<decltype(self.device()), T, decltype(pack)>{self.device(), pack},
-        self.stream());
+    self.template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
     platform::synchronize(self.stream());
     self.check_errors();
   }
@@ -133,26 +130,19 @@ class HandleOps {
   }
 
  protected:
+  /// parallel_new the plain way: every thread of one kernel runs `new T`.
+  template <class T, class Pack>
+  void create_one_by_one(std::size_t n, const Pack& pack) {
+    H& self = static_cast<H&>(*this);
+    platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, Pack>{self.device(), pack},
+                           self.stream());
+  }
+
   /// f(type id) for every concrete class that is T or derives from it.
   template <class Registry, class T, class F>
   static void for_each_concrete(F&& f) {
     for (std::uint64_t m = Registry::template kConcreteSubtypes<T>; m != 0; m &= m - 1)
       f(static_cast<unsigned>(platform::ctz(m)));
-  }
-  /// The same with the type id as a compile-time constant,
-  /// f(std::integral_constant<unsigned, id>).
-  template <class Registry, class T, class F>
-  static void for_each_concrete_constant(F&& f) {
-    constexpr std::uint64_t kTypes = Registry::template kConcreteSubtypes<T>;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      (
-          [&] {
-            if constexpr (((kTypes >> I) & 1u) != 0)
-              f(std::integral_constant<unsigned, static_cast<unsigned>(I)>{});
-          }(),
-          ...);
-    }
-    (std::make_index_sequence<Registry::kNumTypes>{});
   }
 };
 

@@ -188,8 +188,11 @@ struct HeapState {
   }
 
   /// Takes a free block and makes it an empty, active block of `type`
-  /// (Alg. 8); kNoBit when no block is free.
-  DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed) const {
+  /// (Alg. 8); kNoBit when no block is free. With `taken`, those slots are
+  /// reserved for the caller from the start (parallel_new fills whole blocks
+  /// this way), and a block born full is not active.
+  DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed,
+                                         word taken = 0) const {
     bit_index block = kNoBit;
     for (; block == kNoBit; ++seed) {
       block = free_blocks.try_find_and_clear(seed);
@@ -212,9 +215,10 @@ struct HeapState {
     // Threads that reserve a slot in this block must see the new type first
     // (App. A.2): the release store publishes the type with the free slots
     // (the paper's fence between the two writes).
-    platform::atomic_store(&h->allocation, padding_bits(cap), platform::release);
+    const word initial = padding_bits(cap) | taken;
+    platform::atomic_store(&h->allocation, initial, platform::release);
     allocated[type].set(block);
-    active[type].set(block);
+    if (initial != kAllSlots) active[type].set(block);
     return block;
   }
 

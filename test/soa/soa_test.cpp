@@ -249,6 +249,13 @@ TEST(SoaOps, OutOfMemoryIsReportedAndHarmless) {
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
+// One `new` per thread, as inside a user's kernel (parallel_new fills whole
+// blocks instead).
+struct NewSmallEach {
+  TestAlloc alloc;
+  DYNASOAR_HD void operator()(std::size_t i) const { new (alloc) Small(static_cast<int>(i)); }
+};
+
 // Warps that find no active block open one each, so blocks start partly
 // filled; when the free blocks run out, the allocation must still find the
 // remaining slots of the active blocks. On the GPU 2000 warps share 1000
@@ -257,9 +264,35 @@ TEST(SoaOps, HeapSizedByObjectCountHoldsThatMany) {
   constexpr std::size_t n = 64 * 1000;
   auto heap = Handle::for_objects<Small>(n);
   EXPECT_EQ(heap.num_blocks(), 1000u + 4u) << "plus one block for each other concrete class";
-  EXPECT_NO_THROW(heap.parallel_new<Small>(n));
+  dynasoar::platform::parallel_for(n, NewSmallEach{heap.device()}, heap.stream());
+  EXPECT_NO_THROW(heap.check_errors());
   EXPECT_EQ(heap.count<Small>(), n);
   EXPECT_LE(heap.statistics<Small>()[0].blocks, 1004u);
+  EXPECT_EQ(heap.check_consistency(), "");
+}
+
+// parallel_new packs its objects into whole blocks, object i in slot
+// i % capacity of its block: the do-alls over them run full warps.
+TEST(SoaOps, ParallelNewFillsWholeBlocks) {
+  constexpr unsigned cap = TestAlloc::Registry::kCapacity<Small>;
+  constexpr std::size_t n = cap * 100 + 10;
+  Handle heap(Handle::bytes_for<Small>(2 * n) + Handle::kBlockBytes * 8);
+  heap.parallel_new<Small>(n);
+  auto stats = heap.statistics<Small>();
+  ASSERT_EQ(stats.size(), 1u);
+  EXPECT_EQ(stats[0].objects, n);
+  EXPECT_EQ(stats[0].blocks, (n + cap - 1) / cap) << "every block full but the last";
+  EXPECT_EQ(heap.check_consistency(), "") << "the last block, partly filled, is active; full ones are not";
+  dynasoar::platform::Buffer<unsigned long long> sum(1);
+  sum.zero();
+  heap.parallel_do<Small, &Small::add_to>(sum.data());
+  EXPECT_EQ(sum.to_vector()[0], static_cast<unsigned long long>(n) * (n - 1) / 2) << "each i once";
+  // A `new` finds the free slots of the last block.
+  dynasoar::platform::parallel_for(cap - 10, NewSmallEach{heap.device()}, heap.stream());
+  heap.check_errors();
+  stats = heap.statistics<Small>();
+  EXPECT_EQ(stats[0].objects, n + cap - 10);
+  EXPECT_LE(stats[0].blocks, (n + cap - 1) / cap + 1);
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
