@@ -1,0 +1,48 @@
+// k-d tree build from the command line: options, progress, report. The
+// build itself is linked in: objects.cpp for a back end of the framework,
+// raw.cpp for a raw allocator, baseline.cpp for the host reference.
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "example/common/cli.h"
+#include "example/kdtree/kdtree.h"
+
+int main(int argc, char** argv) {
+  using namespace dynasoar::example;
+  return guarded_main([&]() -> int {
+    CLI::App app{"k-d tree build with per-node triangle reference arrays (paper 000 Sec. 6 [DS], Table 3)"};
+    kdtree::Config c;
+    CommonOptions o;
+    app.add_option("--scene", c.scene, "procedural scene")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"soup", "surface", "clustered"}));
+    app.add_option("--triangles", c.triangles, "triangles of a procedural scene")
+        ->capture_default_str()
+        ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 31) - 1));
+    app.add_option("--obj", c.obj_file, "build the tree of a Wavefront OBJ file instead")->check(CLI::ExistingFile);
+    app.add_option("--leaf-size", c.leaf_size, "a node with at most this many references is a leaf")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 1 << 20));
+    app.add_option("--max-depth", c.max_depth, "nodes at this depth are leaves")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 64));
+    app.add_option("--rays", c.rays, "verification: closest-hit rays compared with brute force")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 20));
+    // The common options, less --steps (a build has levels, not steps) and
+    // --rtol (the checksum is an integer).
+    app.add_option("--seed", o.seed, "seed of the procedural scene and of the rays")->capture_default_str();
+    app.add_option("--heap-mib", o.heap_mib, "heap or pool size in MiB (default: estimated from the triangles)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
+    app.add_flag("--json", o.json, "print one JSON object instead of the summary");
+    app.add_flag("--quiet", o.quiet, "no progress output on stderr");
+    app.add_option("--expect", o.expect, "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
+        ->check([](const std::string& s) { return parse_checksum(s) ? std::string() : "not a checksum: " + s; });
+    CLI11_PARSE(app, argc, argv);
+    c.seed = o.seed;
+    c.heap_bytes = o.heap_mib << 20;
+    c.on_level = progress_printer("k-d tree (levels)", c.max_depth, o);
+    return finish(kdtree::run(c), o);
+  });
+}

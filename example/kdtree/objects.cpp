@@ -1,0 +1,318 @@
+// The k-d tree build of paper 000 Sec. 6 ("[DS] Data structure build") as
+// an SMMO program: tree nodes are Node objects, and a node's triangle
+// references are a chain of fixed-size RefChunk objects (the object
+// allocators have no variable-size request, so the paper's one array per
+// node becomes a linked list of 32-reference chunks). The build runs top
+// down, one parallel_do per level over all nodes: an open node (made in the
+// previous level) classifies its references with the shared rule
+// (rules.h), creates its two children and their chunks with `new` in device
+// code, and destroys its own chunks; finished nodes return at once, and the
+// children made during a do-all are not visited until the next one.
+// The same source is built for every back end that can free (kdtree_<back end>).
+#include <dynasoar/dynasoar.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "example/common/device_info.h"
+#include "example/common/make_heap.h"
+#include "example/common/phase_timer.h"
+#include "example/kdtree/kdtree.h"
+#include "example/kdtree/rules.h"
+
+namespace dynasoar::example::kdtree {
+namespace {
+
+class Node;
+class RefChunk;
+using AllocatorT = dynasoar::Allocator<Node, RefChunk>;
+
+// Bytes of the objects' fields, for the count of requested bytes.
+constexpr unsigned long long kChunkBytes = sizeof(void*) + sizeof(int) + sizeof(int) * kChunkRefs;
+constexpr unsigned long long kNodeBytes = sizeof(Box) + 3 * sizeof(void*) + sizeof(float) + 4 * sizeof(int);
+
+/// What a split needs besides the node (passed to every do-all by value).
+struct Build {
+  const Box* bounds;  // per triangle
+  BuildCounters* counters;
+  int leaf_size;
+  int max_depth;
+  AllocatorT alloc;
+};
+
+/// Where the tree goes for the host's checks (objects.cpp's export).
+struct Export {
+  TreeNode* nodes;  // indexed by Node::id
+  int* refs;        // the leaves' references, packed
+  unsigned long long* cursor;
+};
+
+class RefChunk : public AllocatorT::Base {
+ public:
+  declare_field_types(RefChunk, RefChunk*, int, int[kChunkRefs])
+  Field<RefChunk, 0> next;
+  Field<RefChunk, 1> size;  // references used, at most kChunkRefs
+  Field<RefChunk, 2> ids;
+
+  DYNASOAR_HD RefChunk() : next(nullptr), size(0) {}
+  /// The root's chunk i of `n` references (parallel_new): triangles
+  /// i * kChunkRefs, ...; table[i] is this chunk (linked by LinkChunks).
+  DYNASOAR_HD RefChunk(int i, int n, RefChunk** table) : next(nullptr), size(0) {
+    const int first = i * kChunkRefs;
+    const int m = n - first < kChunkRefs ? n - first : kChunkRefs;
+    for (int j = 0; j < m; ++j) ids[j] = first + j;
+    size = m;
+    table[i] = this;
+  }
+};
+
+/// The root's chunks, one after another.
+struct LinkChunks {
+  RefChunk** table;
+  DYNASOAR_HD void operator()(std::size_t i) const { table[i]->next = table[i + 1]; }
+};
+
+/// A reference list being written: appends in order, a new chunk whenever
+/// the last one is full.
+struct ChunkWriter {
+  RefChunk* head = nullptr;
+  RefChunk* tail = nullptr;
+  int fill = 0;
+
+  /// False if the heap is full (the do-all's check reports it).
+  DYNASOAR_HD bool append(int id, const Build& b) {
+    if (tail == nullptr || fill == kChunkRefs) {
+      RefChunk* c = new (b.alloc) RefChunk();
+      if (c == nullptr) return false;
+      platform::atomic_fetch_add(&b.counters->requests, 1ull);
+      platform::atomic_fetch_add(&b.counters->request_bytes, kChunkBytes);
+      if (tail == nullptr) {
+        head = c;
+      } else {
+        tail->size = kChunkRefs;
+        tail->next = c;
+      }
+      tail = c;
+      fill = 0;
+    }
+    tail->ids[fill++] = id;
+    return true;
+  }
+  DYNASOAR_HD void close() {
+    if (tail != nullptr) tail->size = fill;
+  }
+};
+
+class Node : public AllocatorT::Base {
+ public:
+  declare_field_types(Node, Box, RefChunk*, Node*, Node*, float, int, int, int, int)
+  Field<Node, 0> cell;
+  Field<Node, 1> refs;   // first chunk (null once split, or for an empty node)
+  Field<Node, 2> left;
+  Field<Node, 3> right;
+  Field<Node, 4> split;  // the plane's position on `axis`
+  Field<Node, 5> count;  // references
+  Field<Node, 6> depth;
+  Field<Node, 7> id;     // 0 .. nodes - 1, in order of creation within a level's atomics
+  Field<Node, 8> axis;   // kOpen, kLeaf, or the split axis 0..2
+
+  /// The root (parallel_new of one): all n triangles in the chunks of `table`.
+  DYNASOAR_HD Node(int, Box c, RefChunk** table, int n)
+      : cell(c), refs(n > 0 ? table[0] : nullptr), left(nullptr), right(nullptr), split(0.0f), count(n),
+        depth(0), id(0), axis(kOpen) {}
+  /// A child, open until the next level's do-all.
+  DYNASOAR_HD Node(const Box& c, int d, int i)
+      : cell(c), refs(nullptr), left(nullptr), right(nullptr), split(0.0f), count(0), depth(d), id(i),
+        axis(kOpen) {}
+
+  DYNASOAR_HD void split_level(Build b);
+  DYNASOAR_HD void export_to(Export e);
+
+ private:
+  DYNASOAR_HD void become_leaf(const Build& b) {
+    axis = kLeaf;
+    platform::atomic_fetch_add(&b.counters->leaf_refs, static_cast<unsigned long long>(static_cast<int>(count)));
+  }
+};
+
+/// Counts a child's reference array as the paper's raw form would allocate it.
+DYNASOAR_HD inline void count_array(const Build& b, int n) {
+  if (n == 0) return;
+  const auto bytes = static_cast<unsigned long long>(n) * sizeof(int);
+  platform::atomic_fetch_add(&b.counters->arrays, 1ull);
+  platform::atomic_fetch_add(&b.counters->array_bytes, bytes);
+  platform::atomic_fetch_add(&b.counters->array_bytes_sq, bytes * bytes);
+}
+
+DYNASOAR_HD void Node::split_level(Build b) {
+  if (axis != kOpen) return;  // finished in an earlier level
+  const int n = count, d = depth;
+  if (stop_before_split(n, d, b.leaf_size, b.max_depth)) {
+    become_leaf(b);
+    return;
+  }
+  const Box c = cell;
+  const int ax = longest_axis(c);
+  const float s = split_position(c, ax);
+  // First pass: how many references each side gets.
+  int nl = 0, nr = 0;
+  for (RefChunk* k = refs; k != nullptr; k = k->next) {
+    const int m = k->size;
+    for (int j = 0; j < m; ++j) {
+      const unsigned side = classify(b.bounds[k->ids[j]], ax, s);
+      nl += (side & kLeftSide) != 0 ? 1 : 0;
+      nr += (side & kRightSide) != 0 ? 1 : 0;
+    }
+  }
+  if (split_is_useless(n, nl, nr)) {
+    become_leaf(b);
+    return;
+  }
+  const int first = static_cast<int>(platform::atomic_fetch_add(&b.counters->nodes, 2ull));
+  Node* l = new (b.alloc) Node(child_cell(c, ax, s, kLeftSide), d + 1, first);
+  Node* r = new (b.alloc) Node(child_cell(c, ax, s, kRightSide), d + 1, first + 1);
+  if (l == nullptr || r == nullptr) return;  // the heap is full: parallel_do throws
+  platform::atomic_fetch_add(&b.counters->requests, 2ull);
+  platform::atomic_fetch_add(&b.counters->request_bytes, 2 * kNodeBytes);
+  // Second pass: copy the references into the children's chunks.
+  ChunkWriter wl, wr;
+  for (RefChunk* k = refs; k != nullptr; k = k->next) {
+    const int m = k->size;
+    for (int j = 0; j < m; ++j) {
+      const int t = k->ids[j];
+      const unsigned side = classify(b.bounds[t], ax, s);
+      if ((side & kLeftSide) != 0 && !wl.append(t, b)) return;
+      if ((side & kRightSide) != 0 && !wr.append(t, b)) return;
+    }
+  }
+  wl.close();
+  wr.close();
+  l->refs = wl.head;
+  l->count = nl;
+  r->refs = wr.head;
+  r->count = nr;
+  count_array(b, nl);
+  count_array(b, nr);
+  // The parent's references are no longer needed (Sec. 6: freed once split).
+  for (RefChunk* k = refs; k != nullptr;) {
+    RefChunk* next = k->next;
+    dynasoar::destroy(b.alloc, k);
+    k = next;
+  }
+  refs = nullptr;
+  left = l;
+  right = r;
+  split = s;
+  axis = ax;
+}
+
+DYNASOAR_HD void Node::export_to(Export e) {
+  TreeNode& o = e.nodes[static_cast<int>(id)];
+  o.cell = cell;
+  o.depth = depth;
+  o.axis = axis;
+  o.split = split;
+  o.count = count;
+  o.first = 0;
+  if (o.axis != kLeaf) {
+    const Node* l = left;
+    const Node* r = right;
+    o.left = l->id;
+    o.right = r->id;
+    o.count = 0;
+    return;
+  }
+  o.left = o.right = -1;
+  const auto first = platform::atomic_fetch_add(e.cursor, static_cast<unsigned long long>(o.count));
+  o.first = static_cast<std::int64_t>(first);
+  int* out = e.refs + first;
+  for (RefChunk* k = refs; k != nullptr; k = k->next) {
+    const int m = k->size;
+    for (int j = 0; j < m; ++j) *out++ = k->ids[j];
+  }
+}
+
+/// Byte allocators keep a registry whose compaction time they report.
+template <class H>
+concept HasRegistry = requires(const H& h) { h.enumeration_seconds(); };
+
+template <class H>
+double enumeration_seconds(const H& h) {
+  if constexpr (HasRegistry<H>)
+    return h.enumeration_seconds();
+  else
+    return 0.0;
+}
+
+}  // namespace
+
+RunReport run(const Config& c) {
+  const std::vector<Triangle> tris = make_scene(c);
+  const std::vector<Box> bounds = triangle_bounds(tris);
+  const Box scene = scene_bounds(bounds);
+  const std::size_t n = tris.size();
+  using Handle = dynasoar::AllocatorHandle<AllocatorT>;
+  // Registry room (byte allocators): chunks and nodes of a few levels.
+  Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(n),
+                                  4 * static_cast<std::uint64_t>(n) + (std::uint64_t{1} << 16));
+  const platform::Stream stream = heap.stream();
+  platform::Buffer<Box> dbounds(n);
+  dbounds.copy_from_host(bounds.data(), n, 0, stream);
+  const std::size_t chunks = (n + kChunkRefs - 1) / kChunkRefs;
+  platform::Buffer<RefChunk*> table(chunks);
+  BuildCounters init{};
+  init.nodes = 1;  // the root
+  init.arrays = 1;
+  init.array_bytes = 4ull * n;
+  init.array_bytes_sq = init.array_bytes * init.array_bytes;
+  init.requests = chunks + 1;
+  init.request_bytes = chunks * kChunkBytes + kNodeBytes;
+  platform::Buffer<BuildCounters> counters(1);
+  counters.copy_from_host(&init, 1, 0, stream);
+  platform::synchronize(stream);
+
+  PhaseTimer timer(stream);
+  const double enumeration_before = enumeration_seconds(heap);
+  timer.start();
+  heap.parallel_new<RefChunk>(chunks, static_cast<int>(n), table.data());
+  if (chunks > 1) platform::parallel_for(chunks - 1, LinkChunks{table.data()}, stream);
+  heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n));
+  timer.mark("root");
+  const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, heap.device()};
+  unsigned long long made = 1, before = 0;
+  for (int level = 0; made != before; ++level) {
+    before = made;
+    heap.parallel_do<Node, &Node::split_level>(b);
+    timer.mark("split levels");
+    made = counters.to_vector(stream)[0].nodes;
+    if (c.on_level) c.on_level(level);
+  }
+
+  BuildResult res;
+  res.total_ms = timer.total_ms();
+  res.phases_ms = timer.phases_ms();
+  if constexpr (HasRegistry<Handle>)
+    res.extra_ms.emplace_back("registry enumeration (host clock)",
+                              (enumeration_seconds(heap) - enumeration_before) * 1e3);
+  res.counters = counters.to_vector(stream)[0];
+  if (res.counters.nodes >= (1ull << 31)) throw std::runtime_error("k-d tree: more than 2^31 nodes");
+  // The tree, copied out for the checks (untimed).
+  {
+    const auto nodes = static_cast<std::size_t>(res.counters.nodes);
+    platform::Buffer<TreeNode> out(nodes);
+    platform::Buffer<int> refs(std::max<std::size_t>(1, static_cast<std::size_t>(res.counters.leaf_refs)));
+    platform::Buffer<unsigned long long> cursor(1);
+    cursor.zero(stream);
+    heap.parallel_do<Node, &Node::export_to>(Export{out.data(), refs.data(), cursor.data()});
+    res.tree.nodes = out.to_vector(stream);
+    res.tree.refs = refs.to_vector(stream);
+    res.tree.refs.resize(static_cast<std::size_t>(res.counters.leaf_refs));
+  }
+  res.live = {{"Node", heap.count<Node>()}, {"RefChunk", heap.count<RefChunk>()}};
+  res.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  return finish_build(c, tris, std::move(res), backend::Selected::kName, device_description());
+}
+
+}  // namespace dynasoar::example::kdtree
