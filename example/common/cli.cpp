@@ -27,6 +27,13 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_flag("--render", o.view.render,
+               "show the run in a window (space: pause, n: next frame, q: quit); needs a build with SDL2");
+  app.add_option("--snapshot", o.view.snapshot_dir, "write a PNG per frame into this folder (no display needed)");
+  app.add_option("--every", o.view.every, "with --render or --snapshot: a frame every N steps (and at step 0)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 30));
+  app.add_flag("--hold", o.view.hold, "with --render: keep the window open after the last step until q");
 }
 
 std::function<void(int)> progress_printer(const std::string& name, int steps,
@@ -72,6 +79,9 @@ int finish(const RunReport& r, const CommonOptions& o) {
 int guarded_main(const std::function<int()>& body) {
   try {
     return body();
+  } catch (const viewer::Quit& q) {
+    std::cerr << "stopped in the viewer after step " << q.step << " (no report: the run did not finish)\n";
+    return 0;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "example/common/run_report.h"
+#include "example/viewer/options.h"
 
 namespace dynasoar::example {
 
@@ -23,9 +24,11 @@ struct CommonOptions {
   bool quiet = false;
   std::string expect;          // checksum the run must produce ("" : none)
   double rtol = 1e-4;          // relative tolerance for floating-point checksums
+  viewer::Options view;        // --render, --snapshot, --every, --hold
 };
 
-/// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect and --rtol.
+/// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol and
+/// the viewer's --render, --snapshot, --every and --hold.
 void add_common_options(CLI::App& app, CommonOptions& o);
 
 /// A step callback that prints "name: step s / n" to stderr at most once a
@@ -39,7 +42,8 @@ std::function<void(int)> progress_printer(const std::string& name, int steps,
 int finish(const RunReport& r, const CommonOptions& o);
 
 /// Runs `body` and turns exceptions into a message on stderr and exit code 1
-/// (CLI11's parse errors keep their own codes and messages).
+/// (CLI11's parse errors keep their own codes and messages). A run the
+/// viewer's user stopped (viewer::Quit) ends with a line on stderr and 0.
 int guarded_main(const std::function<int()>& body);
 
 }  // namespace dynasoar::example

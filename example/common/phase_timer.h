@@ -1,7 +1,9 @@
 // Time per named phase of a simulation loop without waiting for the GPU
 // between phases: in a CUDA build each mark records an event on the stream
 // and the elapsed times are read back in batches; in a host build the
-// executor is synchronous and a mark reads the clock.
+// executor is synchronous and a mark reads the clock. pause() and resume()
+// cut time out of the measurement (a frame copied to the host for the
+// viewer, the viewer waiting for a key): it counts towards no phase.
 #pragma once
 
 #include <chrono>
@@ -24,12 +26,21 @@ class PhaseTimer {
   ~PhaseTimer() { release(); }
 
   /// Starts timing; the first phase begins now.
-  void start() { push(""); }
+  void start() { push("", Kind::kMark); }
 
   /// Ends the phase that is running and names it `phase`: the work queued
   /// since the previous mark counts towards `phase`.
   void mark(const std::string& phase) {
-    push(phase);
+    push(phase, Kind::kMark);
+    if (marks_.size() >= kBatch) harvest();
+  }
+
+  /// Stops the clock: the work queued from now until resume() counts
+  /// towards no phase and not towards total_ms(). The phase that was
+  /// running goes on after resume() (its time before and after adds up).
+  void pause() { push("", Kind::kPause); }
+  void resume() {
+    push("", Kind::kResume);
     if (marks_.size() >= kBatch) harvest();
   }
 
@@ -71,29 +82,43 @@ class PhaseTimer {
   static void drop(Stamp) {}
 #endif
 
-  void push(const std::string& phase) { marks_.emplace_back(phase, now()); }
+  enum class Kind { kMark, kPause, kResume };
+  struct Mark {
+    std::string phase;  // kMark: the phase that ends here
+    Kind kind;
+    Stamp stamp;
+  };
 
-  // Folds all marks but the last into the totals; the last one starts the next phase.
+  void push(const std::string& phase, Kind kind) { marks_.push_back(Mark{phase, kind, now()}); }
+
+  // Folds all marks but the last into the totals; the last one starts the
+  // next interval. The time of a phase accumulates in running_ms_ until its
+  // mark names it; an interval that starts at a pause is dropped.
   void harvest() {
     for (std::size_t i = 1; i < marks_.size(); ++i) {
-      const double ms = ms_between(marks_[i - 1].second, marks_[i].second);
-      totals_[marks_[i].first] += ms;
-      total_ += ms;
+      if (marks_[i - 1].kind != Kind::kPause)
+        running_ms_ += ms_between(marks_[i - 1].stamp, marks_[i].stamp);
+      if (marks_[i].kind == Kind::kMark) {
+        totals_[marks_[i].phase] += running_ms_;
+        total_ += running_ms_;
+        running_ms_ = 0;
+      }
     }
     if (marks_.size() > 1) {
-      for (std::size_t i = 0; i + 1 < marks_.size(); ++i) drop(marks_[i].second);
+      for (std::size_t i = 0; i + 1 < marks_.size(); ++i) drop(marks_[i].stamp);
       marks_.erase(marks_.begin(), marks_.end() - 1);
     }
   }
   void release() {
-    for (auto& m : marks_) drop(m.second);
+    for (auto& m : marks_) drop(m.stamp);
     marks_.clear();
   }
 
   platform::Stream stream_;
-  std::vector<std::pair<std::string, Stamp>> marks_;
+  std::vector<Mark> marks_;
   std::map<std::string, double> totals_;
   double total_ = 0;
+  double running_ms_ = 0;  // the running phase's time up to the last harvested mark
 };
 
 }  // namespace dynasoar::example

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
@@ -52,6 +53,15 @@ RunReport run(const Config& c) {
   unsigned char* now = a.data();
   unsigned char* next = b.data();
 
+  // The viewer's copy of the grid, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    Frame f{step, c.width, c.height, std::vector<std::uint8_t>(n)};
+    (now == a.data() ? a : b).copy_to_host(f.cells.data(), n, 0, stream);
+    mark_candidates(f);
+    c.on_frame(f);
+  };
+  if (frame_due(c, 0)) send_frame(0);
+
   PhaseTimer timer(stream);
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
@@ -59,6 +69,11 @@ RunReport run(const Config& c) {
     timer.mark("step");
     std::swap(now, next);
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());

@@ -14,6 +14,16 @@
 
 namespace dynasoar::example::gol {
 
+/// The grid as the viewer draws it (example/viewer), copied to the host
+/// between steps: a byte per cell, row by row, 0 dead, 1 alive, 2 candidate
+/// (a dead cell the object version keeps an agent for).
+struct Frame {
+  int step = 0;
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> cells;
+};
+
 struct Config {
   int width = 2048;
   int height = 2048;
@@ -24,7 +34,33 @@ struct Config {
   std::vector<int> pattern_cells;  // indices of the alive cells (the pattern placed in the grid)
   std::uint64_t heap_bytes = 0;    // 0: default_heap_bytes
   std::function<void(int)> on_step;
+  // Viewer and snapshots: on_frame gets the grid at step 0 and after every
+  // frame_every-th step. Copying it and the callback are left out of the
+  // reported times; without on_frame the loop is unchanged.
+  int frame_every = 0;
+  std::function<void(const Frame&)> on_frame;
 };
+
+/// Whether run() hands the state after `step` to on_frame.
+inline bool frame_due(const Config& c, int step) {
+  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
+}
+
+/// The baseline has no candidates: marks as candidates the dead cells next
+/// to an alive one (those the object version has an agent for, save the
+/// ones that went lonely this step), so that both look alike in the viewer.
+inline void mark_candidates(Frame& f) {
+  for (int y = 0; y < f.height; ++y)
+    for (int x = 0; x < f.width; ++x) {
+      if (f.cells[static_cast<std::size_t>(y) * f.width + x] != 1) continue;
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int nx = (x + dx + f.width) % f.width, ny = (y + dy + f.height) % f.height;
+          std::uint8_t& c = f.cells[static_cast<std::size_t>(ny) * f.width + nx];
+          if (c == 0) c = 2;
+        }
+    }
+}
 
 /// Every cell object and an agent per cell, on every back end, with slack.
 inline std::uint64_t default_heap_bytes(int width, int height) {

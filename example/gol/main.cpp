@@ -8,6 +8,8 @@
 #include "example/common/cli.h"
 #include "example/gol/gol.h"
 #include "example/gol/pattern.h"
+#include "example/viewer/render.h"
+#include "example/viewer/session.h"
 
 int main(int argc, char** argv) {
   using namespace dynasoar::example;
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
                    "start from a pattern file (.rle or .cells), centred in the grid, instead of a soup")
         ->check(CLI::ExistingFile);
     add_common_options(app, o);
+    app.add_flag("--show-candidates", o.view.show_candidates,
+                 "with --render or --snapshot: draw candidates (dead cells next to alive ones) faintly");
     CLI11_PARSE(app, argc, argv);
     if (static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height) >= (1u << 31))
       throw std::invalid_argument("--width * --height: at most 2^31 - 1 cells");
@@ -44,6 +48,17 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("game of life", c.steps, o);
-    return finish(gol::run(c), o);
+    viewer::Session view(o.view, "gol", "game of life", c.steps);
+    if (view.active()) {
+      c.frame_every = view.every();
+      const viewer::GolStyle style{o.view.show_candidates};
+      c.on_frame = [&view, style](const gol::Frame& f) {
+        const auto [w, h] = viewer::grid_canvas_size(f.width, f.height);
+        view.show(f.step, w, h, [&](viewer::Canvas& out) { viewer::render(f, out, style); }, viewer::population(f));
+      };
+    }
+    const int code = finish(gol::run(c), o);
+    view.hold();
+    return code;
   });
 }

@@ -48,6 +48,7 @@ class Cell : public AllocatorT::Base {
 
   DYNASOAR_HD void populate(World w, const unsigned char* initial);
   DYNASOAR_HD void add_checksum(unsigned long long* sum);
+  DYNASOAR_HD void write_frame(std::uint8_t* out);
 };
 
 class Agent : public AllocatorT::Base {
@@ -134,6 +135,11 @@ DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
   if (a != nullptr && a->is_a<Alive>()) platform::atomic_fetch_add(sum, static_cast<unsigned long long>(checksum_term(id)));
 }
 
+DYNASOAR_HD void Cell::write_frame(std::uint8_t* out) {
+  const Agent* a = agent;
+  out[id] = a == nullptr ? 0 : a->is_a<Alive>() ? 1 : 2;
+}
+
 }  // namespace
 
 RunReport run(const Config& c) {
@@ -155,6 +161,14 @@ RunReport run(const Config& c) {
     heap.check_errors();
   }
 
+  // The viewer's copy of the grid, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    platform::Buffer<std::uint8_t> states(n);
+    heap.parallel_do<Cell, &Cell::write_frame>(states.data());
+    c.on_frame(Frame{step, c.width, c.height, states.to_vector(heap.stream())});
+  };
+  if (frame_due(c, 0)) send_frame(0);
+
   PhaseTimer timer(heap.stream());
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
@@ -169,6 +183,11 @@ RunReport run(const Config& c) {
     timer.mark("new candidates");
     check_heap_now_and_then(heap, step, c.steps);
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),

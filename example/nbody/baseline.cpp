@@ -129,6 +129,19 @@ struct TakeIn {
   }
 };
 
+// The viewer's copy; merged: it took in another body.
+struct WriteFrame {
+  Arrays a;
+  Physics p;
+  std::uint64_t seed;
+  FrameBody* out;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const float m = a.mass[i];
+    out[i] = FrameBody{a.x[i], a.y[i], m, a.alive[i],
+                       m != initial_body(p, seed, static_cast<int>(i)).mass};
+  }
+};
+
 struct Checksum {
   Arrays a;
   double* sum;
@@ -156,6 +169,14 @@ RunReport run(const Config& c) {
   platform::Stream stream;
   platform::parallel_for(n, Init{a, c.physics, c.seed}, stream);
 
+  // The viewer's copy of the bodies, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    platform::Buffer<FrameBody> bodies(n);
+    platform::parallel_for(n, WriteFrame{a, c.physics, c.seed, bodies.data()}, stream);
+    c.on_frame(Frame{step, c.collisions, bodies.to_vector(stream)});
+  };
+  if (frame_due(c, 0)) send_frame(0);
+
   PhaseTimer timer(stream);
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
@@ -174,6 +195,11 @@ RunReport run(const Config& c) {
       timer.mark("merge");
     }
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());

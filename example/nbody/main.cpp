@@ -3,6 +3,8 @@
 // hand-written version.
 #include "example/common/cli.h"
 #include "example/nbody/nbody.h"
+#include "example/viewer/render.h"
+#include "example/viewer/session.h"
 
 int main(int argc, char** argv) {
   using namespace dynasoar::example;
@@ -24,6 +26,16 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("n-body", c.steps, o);
-    return finish(nbody::run(c), o);
+    viewer::Session view(o.view, "nbody", c.collisions ? "n-body (collisions)" : "n-body", c.steps);
+    if (view.active()) {
+      c.frame_every = view.every();
+      c.on_frame = [&view](const nbody::Frame& f) {
+        view.show(f.step, viewer::kNbodyCanvasSize, viewer::kNbodyCanvasSize,
+                  [&f](viewer::Canvas& out) { viewer::render(f, out); }, viewer::population(f));
+      };
+    }
+    const int code = finish(nbody::run(c), o);
+    view.hold();
+    return code;
   });
 }

@@ -8,11 +8,28 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "example/common/run_report.h"
 #include "example/nbody/physics.h"
 
 namespace dynasoar::example::nbody {
+
+/// A body as the viewer draws it (example/viewer). `merged`: it has taken
+/// in another body (its mass is no longer its initial one).
+struct FrameBody {
+  float x = 0, y = 0, mass = 0;
+  std::uint8_t present = 0;  // 0: no body with this id (absorbed, collision variant)
+  std::uint8_t merged = 0;
+};
+
+/// The bodies copied to the host between steps, indexed by the id they were
+/// created with; positions in [-1, 1]^2.
+struct Frame {
+  int step = 0;
+  bool collisions = false;
+  std::vector<FrameBody> bodies;
+};
 
 struct Config {
   int bodies = 20000;  // the paper's size (Sec. 6)
@@ -22,7 +39,17 @@ struct Config {
   std::uint64_t heap_bytes = 0;   // 0: default_heap_bytes
   Physics physics;
   std::function<void(int)> on_step;  // called after each step is queued (progress)
+  // Viewer and snapshots: on_frame gets the bodies at step 0 and after
+  // every frame_every-th step. Copying them and the callback are left out
+  // of the reported times; without on_frame the loop is unchanged.
+  int frame_every = 0;
+  std::function<void(const Frame&)> on_frame;
 };
+
+/// Whether run() hands the state after `step` to on_frame.
+inline bool frame_due(const Config& c, int step) {
+  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
+}
 
 /// Room for every body on every back end, with slack; bodies never grow in number.
 inline std::uint64_t default_heap_bytes(int bodies) {

@@ -136,6 +136,12 @@ class Body : public AllocatorT::Base {
   DYNASOAR_HD void add_checksum(double* sum) {
     platform::atomic_fetch_add(sum, checksum_term(x, y, vx, vy, mass));
   }
+
+  // The viewer's copy, at the index of creation; merged: it took in another.
+  DYNASOAR_HD void write_frame(FrameBody* out, Physics p, std::uint64_t seed) {
+    const float m = mass;
+    out[id] = FrameBody{x, y, m, 1, m != initial_body(p, seed, id).mass};
+  }
 };
 
 }  // namespace
@@ -146,6 +152,15 @@ RunReport run(const Config& c) {
   Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.bodies));
   heap.parallel_new<Body>(static_cast<std::size_t>(c.bodies), c.physics, c.seed);
   heap.check_errors();
+
+  // The viewer's copy of the bodies, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    platform::Buffer<FrameBody> bodies(static_cast<std::size_t>(c.bodies));
+    bodies.zero(heap.stream());
+    heap.parallel_do<Body, &Body::write_frame>(bodies.data(), c.physics, c.seed);
+    c.on_frame(Frame{step, c.collisions, bodies.to_vector(heap.stream())});
+  };
+  if (frame_due(c, 0)) send_frame(0);
 
   PhaseTimer timer(heap.stream());
   timer.start();
@@ -163,6 +178,11 @@ RunReport run(const Config& c) {
       timer.mark("merge");
     }
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),

@@ -9,6 +9,7 @@
 // no agent can be moved twice in one kernel.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
@@ -166,6 +167,15 @@ RunReport run(const Config& c) {
   requests.zero(stream);
   platform::parallel_for(n, Populate{grid, a}, stream);
 
+  // The viewer's copy of the grid, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    const std::vector<Kind> k = kind.to_vector(stream);
+    Frame f{step, c.width, c.height, std::vector<std::uint8_t>(k.size())};
+    for (std::size_t i = 0; i < k.size(); ++i) f.cells[i] = static_cast<std::uint8_t>(k[i]);
+    c.on_frame(f);
+  };
+  if (frame_due(c, 0)) send_frame(0);
+
   PhaseTimer timer(stream);
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
@@ -184,6 +194,11 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, SharkStarve{a}, stream);
     timer.mark("shark update");
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "example/common/cli.h"
+#include "example/viewer/render.h"
+#include "example/viewer/session.h"
 #include "example/wator/wator.h"
 
 int main(int argc, char** argv) {
@@ -24,6 +26,16 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("wa-tor", c.steps, o);
-    return finish(wator::run(c), o);
+    viewer::Session view(o.view, "wator", "wa-tor", c.steps);
+    if (view.active()) {
+      c.frame_every = view.every();
+      c.on_frame = [&view](const wator::Frame& f) {
+        const auto [w, h] = viewer::grid_canvas_size(f.width, f.height);
+        view.show(f.step, w, h, [&f](viewer::Canvas& out) { viewer::render(f, out); }, viewer::population(f));
+      };
+    }
+    const int code = finish(wator::run(c), o);
+    view.hold();
+    return code;
   });
 }

@@ -42,6 +42,7 @@ class Cell : public AllocatorT::Base {
   DYNASOAR_HD void populate(World w);
   DYNASOAR_HD void decide(World w, Purpose purpose);
   DYNASOAR_HD void add_checksum(unsigned long long* sum);
+  DYNASOAR_HD void write_frame(std::uint8_t* out);
 };
 
 class Agent : public AllocatorT::Base {
@@ -171,6 +172,11 @@ DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
   platform::atomic_fetch_add(sum, static_cast<unsigned long long>(term));
 }
 
+DYNASOAR_HD void Cell::write_frame(std::uint8_t* out) {
+  const Agent* a = agent;
+  out[id] = static_cast<std::uint8_t>(a == nullptr ? Kind::kEmpty : a->is_a<Shark>() ? Kind::kShark : Kind::kFish);
+}
+
 /// Byte allocators keep a registry whose compaction time they report.
 template <class H>
 concept HasRegistry = requires(const H& h) { h.enumeration_seconds(); };
@@ -194,6 +200,14 @@ RunReport run(const Config& c) {
   heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());
   heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.data(), heap.device()});
 
+  // The viewer's copy of the grid, only where a frame is due.
+  const auto send_frame = [&](int step) {
+    platform::Buffer<std::uint8_t> kinds(static_cast<std::size_t>(grid.cells()));
+    heap.parallel_do<Cell, &Cell::write_frame>(kinds.data());
+    c.on_frame(Frame{step, c.width, c.height, kinds.to_vector(heap.stream())});
+  };
+  if (frame_due(c, 0)) send_frame(0);
+
   PhaseTimer timer(heap.stream());
   const double enumeration_before = enumeration_seconds(heap);
   timer.start();
@@ -214,6 +228,11 @@ RunReport run(const Config& c) {
     timer.mark("shark update");
     check_heap_now_and_then(heap, step, c.steps);
     if (c.on_step) c.on_step(step);
+    if (frame_due(c, step)) {
+      timer.pause();
+      send_frame(step);
+      timer.resume();
+    }
   }
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),

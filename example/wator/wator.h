@@ -8,10 +8,20 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::wator {
+
+/// The grid as the viewer draws it (example/viewer), copied to the host
+/// between steps: a byte per cell, row by row, 0 water, 1 fish, 2 shark.
+struct Frame {
+  int step = 0;
+  int width = 0;
+  int height = 0;
+  std::vector<std::uint8_t> cells;
+};
 
 struct Config {
   int width = 2048;   // the paper's size (Sec. 6)
@@ -20,7 +30,17 @@ struct Config {
   std::uint64_t seed = 42;
   std::uint64_t heap_bytes = 0;     // 0: default_heap_bytes
   std::function<void(int)> on_step;  // called after each step is queued (progress)
+  // Viewer and snapshots: on_frame gets the grid at step 0 and after every
+  // frame_every-th step. Copying it and the callback are left out of the
+  // reported times; without on_frame the loop is unchanged.
+  int frame_every = 0;
+  std::function<void(const Frame&)> on_frame;
 };
+
+/// Whether run() hands the state after `step` to on_frame.
+inline bool frame_due(const Config& c, int step) {
+  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
+}
 
 /// Enough for every cell to hold an agent, on every back end (the byte
 /// allocators need a header and registry room per object), with slack.

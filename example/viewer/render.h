@@ -1,0 +1,52 @@
+// What the viewer draws for each example: pure functions from a frame (the
+// host copy of a simulation's state, see the examples' headers) to a canvas,
+// testable without a window. Grids are sampled at the pixel centres, so a
+// canvas may be larger (a block of pixels per cell) or smaller than the grid.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "example/gol/gol.h"
+#include "example/nbody/nbody.h"
+#include "example/viewer/canvas.h"
+#include "example/wator/wator.h"
+
+namespace dynasoar::example::viewer {
+
+// The colours, public so that tests and the README can name them.
+namespace palette {
+inline constexpr Rgba kWater{16, 42, 92, 255};
+inline constexpr Rgba kFish{64, 200, 96, 255};
+inline constexpr Rgba kShark{236, 84, 44, 255};
+inline constexpr Rgba kDead{12, 12, 18, 255};
+inline constexpr Rgba kAlive{240, 240, 232, 255};
+inline constexpr Rgba kCandidate{44, 56, 104, 255};  // faint: only with --show-candidates
+inline constexpr Rgba kSpace{6, 6, 16, 255};
+inline constexpr Rgba kBody{255, 226, 150, 255};
+inline constexpr Rgba kMerged{255, 96, 64, 255};   // a body that took in another
+}  // namespace palette
+
+/// The canvas size for a grid: whole pixels per cell up to about 800 pixels
+/// on the longer side; a grid longer than 1024 cells is scaled down to 1024.
+std::pair<int, int> grid_canvas_size(int width, int height);
+/// n-body's square [-1, 1]^2.
+inline constexpr int kNbodyCanvasSize = 640;
+
+struct GolStyle {
+  bool show_candidates = false;
+};
+
+void render(const wator::Frame& f, Canvas& out);
+void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
+/// Bodies as discs whose area grows with the mass (radius 0.6 sqrt(mass)
+/// pixels on the 640-pixel canvas, up to 2.5 times that for fewer than 4096
+/// bodies), y upwards; merged bodies in kMerged, drawn last.
+void render(const nbody::Frame& f, Canvas& out);
+
+/// Live objects per type in a frame, for the window title: "Fish 812, Shark 95".
+std::string population(const wator::Frame& f);
+std::string population(const gol::Frame& f);
+std::string population(const nbody::Frame& f);
+
+}  // namespace dynasoar::example::viewer

@@ -1,0 +1,113 @@
+#include "example/viewer/session.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "example/viewer/png_io.h"
+
+namespace dynasoar::example::viewer {
+
+Session::Session(const Options& o, std::string name, std::string title, int steps)
+    : options_(o), name_(std::move(name)), title_(std::move(title)) {
+  if (options_.every < 1) throw std::invalid_argument("--every: at least 1");
+  for (int s = steps; s >= 1000000; s /= 10) ++digits_;
+  if (!options_.snapshot_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.snapshot_dir, ec);
+    if (ec || !std::filesystem::is_directory(options_.snapshot_dir))
+      throw std::invalid_argument("--snapshot: cannot create the folder " + options_.snapshot_dir +
+                                  (ec ? ": " + ec.message() : ""));
+  }
+  if (options_.render) {
+    window_ = open_window(title_);
+    update_title();
+  }
+}
+
+Session::~Session() = default;
+
+std::string Session::snapshot_path(int step) const {
+  char number[32];
+  std::snprintf(number, sizeof number, "%0*d", digits_, step);
+  return (std::filesystem::path(options_.snapshot_dir) / (name_ + "_" + number + ".png")).string();
+}
+
+void Session::show(int step, int width, int height, const std::function<void(Canvas&)>& draw,
+                   const std::string& population) {
+  if (canvas_.width() != width || canvas_.height() != height) canvas_.resize(width, height);
+  draw(canvas_);
+  step_ = step;
+  population_ = population;
+  if (!options_.snapshot_dir.empty()) write_png(snapshot_path(step), canvas_);
+  if (window_ == nullptr) return;
+
+  window_->present(canvas_);
+  ++fps_frames_;
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - fps_since_).count();
+  if (seconds >= 0.5) {
+    fps_ = fps_frames_ / seconds;
+    fps_frames_ = 0;
+    fps_since_ = now;
+  }
+  for (Event e = window_->next_event(0); e != Event::kNone; e = window_->next_event(0)) handle(e);
+  update_title();
+  // Paused: wait for keys, presenting again so that a resized window is redrawn.
+  while (paused_ && !step_once_) {
+    const Event e = window_->next_event(50);
+    handle(e);
+    if (e != Event::kNone) {
+      window_->present(canvas_);
+      update_title();
+    }
+  }
+  step_once_ = false;
+  // After a pause the rate restarts rather than count the time waited.
+  if (fps_frames_ == 0 || paused_) {
+    fps_since_ = std::chrono::steady_clock::now();
+    fps_frames_ = 0;
+  }
+}
+
+void Session::hold() {
+  if (window_ == nullptr || !options_.hold) return;
+  finished_ = true;
+  update_title();
+  for (;;) {
+    const Event e = window_->next_event(100);
+    if (e == Event::kQuit) return;
+    if (e != Event::kNone) window_->present(canvas_);
+  }
+}
+
+void Session::handle(Event e) {
+  switch (e) {
+    case Event::kQuit:
+      throw Quit{step_};
+    case Event::kPause:
+      paused_ = !paused_;
+      break;
+    case Event::kStep:
+      if (paused_) step_once_ = true;
+      break;
+    default:
+      break;
+  }
+}
+
+void Session::update_title() {
+  std::string t = title_ + " | step " + std::to_string(step_);
+  if (!population_.empty()) t += " | " + population_;
+  char fps[32];
+  std::snprintf(fps, sizeof fps, " | %.1f fps", fps_);
+  t += fps;
+  if (finished_)
+    t += " | finished (q: quit)";
+  else if (paused_)
+    t += " | paused (space: go on, n: next frame, q: quit)";
+  if (window_ != nullptr) window_->set_title(t);
+}
+
+}  // namespace dynasoar::example::viewer

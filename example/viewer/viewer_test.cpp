@@ -1,0 +1,228 @@
+// The viewer without a window: the canvas's shapes, each example's renderer
+// on a small known state (exact colours at chosen pixels), PNG files written
+// and read back with libpng, the snapshot names, and the message of a build
+// without SDL2.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "example/viewer/canvas.h"
+#include "example/viewer/png_io.h"
+#include "example/viewer/render.h"
+#include "example/viewer/session.h"
+#include "example/viewer/window.h"
+
+namespace dynasoar::example::viewer {
+namespace {
+
+constexpr Rgba kRed{255, 0, 0, 255};
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dynasoar_viewer_test_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(Canvas, SetsAndClipsPixels) {
+  Canvas c(4, 3);
+  EXPECT_EQ(c.at(3, 2), (Rgba{0, 0, 0, 255}));
+  c.fill(palette::kWater);
+  c.set(1, 2, kRed);
+  c.set(-1, 0, kRed);  // outside: ignored
+  c.set(4, 0, kRed);
+  EXPECT_EQ(c.at(1, 2), kRed);
+  EXPECT_EQ(c.at(0, 0), palette::kWater);
+  EXPECT_THROW(c.at(4, 0), std::out_of_range);
+  c.fill_rect(-5, -5, 2, 1, kRed);
+  EXPECT_EQ(c.at(0, 0), kRed);
+  EXPECT_EQ(c.at(1, 0), kRed);
+  EXPECT_EQ(c.at(2, 0), palette::kWater);
+  EXPECT_EQ(c.at(0, 1), palette::kWater);
+}
+
+TEST(Canvas, DiscCoversThePixelCentresWithinTheRadius) {
+  Canvas c(20, 20);
+  c.disc(10.0f, 10.0f, 3.0f, kRed);
+  int count = 0;
+  for (int y = 0; y < 20; ++y)
+    for (int x = 0; x < 20; ++x) count += c.at(x, y) == kRed;
+  EXPECT_EQ(count, 32);  // centres (x + 0.5, y + 0.5) within 3 of (10, 10)
+  EXPECT_EQ(c.at(12, 10), kRed);  // centre 2.5 away
+  EXPECT_NE(c.at(13, 10), kRed);  // 3.5 away
+  Canvas small(5, 5);
+  small.disc(2.3f, 2.9f, 0.1f, kRed);  // smaller than a pixel: the pixel under it
+  EXPECT_EQ(small.at(2, 2), kRed);
+  small.disc(-1.0f, -1.0f, 2.2f, kRed);  // crossing the corner: clipped (centre of (0, 0) 2.12 away)
+  EXPECT_EQ(small.at(0, 0), kRed);
+}
+
+TEST(Canvas, LineIncludesBothEnds) {
+  Canvas c(8, 8);
+  c.line(1, 1, 6, 6, kRed);
+  for (int i = 1; i <= 6; ++i) EXPECT_EQ(c.at(i, i), kRed);
+  EXPECT_NE(c.at(0, 0), kRed);
+  EXPECT_NE(c.at(7, 7), kRed);
+  c.line(7, 0, 7, 0, kRed);
+  EXPECT_EQ(c.at(7, 0), kRed);
+}
+
+TEST(Canvas, ChecksumSeesEveryPixelAndTheSize) {
+  Canvas a(3, 2), b(3, 2), c(2, 3);
+  EXPECT_EQ(a.checksum(), b.checksum());
+  EXPECT_NE(a.checksum(), c.checksum());
+  b.set(2, 1, Rgba{0, 0, 1, 255});
+  EXPECT_NE(a.checksum(), b.checksum());
+}
+
+TEST(Render, CanvasSizeOfGrids) {
+  EXPECT_EQ(grid_canvas_size(96, 64), (std::pair<int, int>{768, 512}));
+  EXPECT_EQ(grid_canvas_size(1000, 10), (std::pair<int, int>{1000, 10}));
+  EXPECT_EQ(grid_canvas_size(2048, 2560), (std::pair<int, int>{819, 1024}));
+}
+
+TEST(Render, WatorCellsInTheirColours) {
+  // 3x2 cells: water fish shark / shark fish water, 2x2 pixels per cell.
+  const wator::Frame f{0, 3, 2, {0, 1, 2, 2, 1, 0}};
+  Canvas c(6, 4);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kWater);
+  EXPECT_EQ(c.at(1, 1), palette::kWater);
+  EXPECT_EQ(c.at(2, 0), palette::kFish);
+  EXPECT_EQ(c.at(3, 3), palette::kFish);
+  EXPECT_EQ(c.at(5, 1), palette::kShark);
+  EXPECT_EQ(c.at(0, 2), palette::kShark);
+  EXPECT_EQ(c.at(5, 3), palette::kWater);
+  EXPECT_EQ(population(f), "Fish 2, Shark 2");
+  // The whole picture, pinned: any change of colours or sampling shows.
+  EXPECT_EQ(c.checksum(), 0x78c8d2a92fc6bacfull) << std::hex << c.checksum();
+}
+
+TEST(Render, GridsScaledDownSampleThePixelCentres) {
+  // 4x4 cells onto 2x2 pixels: pixel (i, j) shows cell (2i + 1, 2j + 1).
+  wator::Frame f{0, 4, 4, std::vector<std::uint8_t>(16, 0)};
+  f.cells[1 * 4 + 1] = 1;
+  f.cells[3 * 4 + 3] = 2;
+  f.cells[0] = 2;  // between centres: not shown
+  Canvas c(2, 2);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kFish);
+  EXPECT_EQ(c.at(1, 1), palette::kShark);
+  EXPECT_EQ(c.at(1, 0), palette::kWater);
+}
+
+TEST(Render, RejectsAFrameOfTheWrongSize) {
+  const wator::Frame f{0, 3, 3, {0, 1}};
+  Canvas c(3, 3);
+  EXPECT_THROW(render(f, c), std::invalid_argument);
+}
+
+TEST(Render, GolCandidatesOnlyWhenAsked) {
+  const gol::Frame f{5, 3, 1, {1, 2, 0}};
+  Canvas c(3, 1);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kAlive);
+  EXPECT_EQ(c.at(1, 0), palette::kDead);
+  EXPECT_EQ(c.at(2, 0), palette::kDead);
+  render(f, c, GolStyle{true});
+  EXPECT_EQ(c.at(1, 0), palette::kCandidate);
+  EXPECT_EQ(c.at(2, 0), palette::kDead);
+  EXPECT_EQ(population(f), "Alive 1, Candidate 1");
+}
+
+TEST(Render, GolBaselineCandidatesAreTheDeadNeighboursOfAliveCells) {
+  // A blinker in a 5x5 torus: its 3 cells and their 12 dead neighbours.
+  gol::Frame f{0, 5, 5, std::vector<std::uint8_t>(25, 0)};
+  f.cells[2 * 5 + 1] = f.cells[2 * 5 + 2] = f.cells[2 * 5 + 3] = 1;
+  gol::mark_candidates(f);
+  EXPECT_EQ(population(f), "Alive 3, Candidate 12");
+  EXPECT_EQ(f.cells[1 * 5 + 0], 2);
+  EXPECT_EQ(f.cells[0], 0);
+}
+
+TEST(Render, NbodyDiscsGrowWithMassAndMergedOnesStandOut) {
+  nbody::Frame f;
+  f.collisions = true;
+  f.bodies.push_back({0.0f, 0.0f, 1.0f, 1, 0});     // the centre: radius 1.5
+  f.bodies.push_back({0.5f, 0.5f, 16.0f, 1, 1});    // merged: radius 0.6 * 2.5 * 4 = 6
+  f.bodies.push_back({-0.5f, -0.5f, 100.0f, 0, 0}); // absorbed: not drawn
+  Canvas c(kNbodyCanvasSize, kNbodyCanvasSize);
+  render(f, c);
+  EXPECT_EQ(c.at(320, 320), palette::kBody);
+  EXPECT_EQ(c.at(321, 320), palette::kSpace);
+  EXPECT_EQ(c.at(480, 160), palette::kMerged);  // x 0.5 -> 480, y 0.5 -> 160 (y upwards)
+  EXPECT_EQ(c.at(485, 160), palette::kMerged);
+  EXPECT_EQ(c.at(480, 154), palette::kMerged);
+  EXPECT_EQ(c.at(487, 160), palette::kSpace);
+  EXPECT_EQ(c.at(160, 480), palette::kSpace);
+  EXPECT_EQ(population(f), "Body 2 (1 merged)");
+}
+
+TEST(Png, WritesAndReadsBackTheSamePixels) {
+  const auto dir = temp_dir("png");
+  Canvas c(7, 5);
+  c.fill(palette::kWater);
+  c.line(0, 0, 6, 4, kRed);
+  c.set(6, 0, Rgba{1, 2, 3, 128});
+  const std::string path = (dir / "frame.png").string();
+  write_png(path, c);
+  const Canvas back = read_png(path);
+  EXPECT_EQ(back.width(), 7);
+  EXPECT_EQ(back.height(), 5);
+  EXPECT_EQ(back.checksum(), c.checksum());
+  EXPECT_EQ(back.at(6, 0), (Rgba{1, 2, 3, 128}));
+}
+
+TEST(Png, RejectsWhatIsNotAPng) {
+  const auto dir = temp_dir("notpng");
+  const std::string path = (dir / "frame.png").string();
+  std::ofstream(path) << "not a picture";
+  EXPECT_THROW(read_png(path), std::runtime_error);
+  EXPECT_THROW(write_png((dir / "missing" / "x.png").string(), Canvas(2, 2)), std::runtime_error);
+}
+
+TEST(Session, SnapshotsSortByStep) {
+  const auto dir = temp_dir("session");
+  Options o;
+  o.snapshot_dir = (dir / "frames").string();  // created by the session
+  Session s(o, "wator", "wa-tor", 500);
+  EXPECT_TRUE(s.active());
+  EXPECT_EQ(s.snapshot_path(100), (dir / "frames" / "wator_000100.png").string());
+  Session longer(o, "gol", "game of life", 12345678);
+  EXPECT_EQ(longer.snapshot_path(7), (dir / "frames" / "gol_00000007.png").string());
+
+  const wator::Frame f{40, 3, 2, {0, 1, 2, 2, 1, 0}};
+  s.show(40, 6, 4, [&](Canvas& out) { render(f, out); }, population(f));
+  const Canvas back = read_png(s.snapshot_path(40));
+  EXPECT_EQ(back.width(), 6);
+  EXPECT_EQ(back.height(), 4);
+  EXPECT_EQ(back.at(5, 1), palette::kShark);
+}
+
+TEST(Session, NothingWantedNothingDone) {
+  const Session s(Options{}, "wator", "wa-tor", 10);
+  EXPECT_FALSE(s.active());
+  Options bad;
+  bad.every = 0;
+  EXPECT_THROW(Session(bad, "wator", "wa-tor", 10), std::invalid_argument);
+}
+
+TEST(Window, WithoutSdl2RenderSaysHowToGetIt) {
+  const std::string m = no_window_message();
+  EXPECT_NE(m.find("apt-get install libsdl2-dev"), std::string::npos) << m;
+  EXPECT_NE(m.find("--snapshot"), std::string::npos) << m;
+  if (has_window()) GTEST_SKIP() << "this build has SDL2; example.viewer.render_needs_sdl2 runs in one without";
+  try {
+    open_window("test");
+    FAIL() << "open_window succeeded without SDL2";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), m);
+  }
+}
+
+}  // namespace
+}  // namespace dynasoar::example::viewer
