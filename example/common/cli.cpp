@@ -27,13 +27,22 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  app.add_flag("--render", o.view.render,
+  add_viewer_options(app, o.view);
+}
+
+void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step) {
+  if (!per_step) {
+    app.add_flag("--render", v.render, "show the picture in a window until q; needs a build with SDL2");
+    app.add_option("--snapshot", v.snapshot_dir, "write the picture as a PNG into this folder (no display needed)");
+    return;
+  }
+  app.add_flag("--render", v.render,
                "show the run in a window (space: pause, n: next frame, q: quit); needs a build with SDL2");
-  app.add_option("--snapshot", o.view.snapshot_dir, "write a PNG per frame into this folder (no display needed)");
-  app.add_option("--every", o.view.every, "with --render or --snapshot: a frame every N steps (and at step 0)")
+  app.add_option("--snapshot", v.snapshot_dir, "write a PNG per frame into this folder (no display needed)");
+  app.add_option("--every", v.every, "with --render or --snapshot: a frame every N steps (and at step 0)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 30));
-  app.add_flag("--hold", o.view.hold, "with --render: keep the window open after the last step until q");
+  app.add_flag("--hold", v.hold, "with --render: keep the window open after the last step until q");
 }
 
 std::function<void(int)> progress_printer(const std::string& name, int steps,

@@ -31,6 +31,10 @@ struct CommonOptions {
 /// the viewer's --render, --snapshot, --every and --hold.
 void add_common_options(CLI::App& app, CommonOptions& o);
 
+/// Adds the viewer's --render, --snapshot and --hold, and with `per_step`
+/// --every (an example that makes one picture, not one per step, has none).
+void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step = true);
+
 /// A step callback that prints "name: step s / n" to stderr at most once a
 /// second (nothing with --quiet or --json).
 std::function<void(int)> progress_printer(const std::string& name, int steps,

@@ -7,6 +7,8 @@
 
 #include "example/common/cli.h"
 #include "example/kdtree/kdtree.h"
+#include "example/viewer/render.h"
+#include "example/viewer/session.h"
 
 int main(int argc, char** argv) {
   using namespace dynasoar::example;
@@ -39,10 +41,20 @@ int main(int argc, char** argv) {
     app.add_flag("--quiet", o.quiet, "no progress output on stderr");
     app.add_option("--expect", o.expect, "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
         ->check([](const std::string& s) { return parse_checksum(s) ? std::string() : "not a checksum: " + s; });
+    add_viewer_options(app, o.view, false);
     CLI11_PARSE(app, argc, argv);
+    o.view.hold = o.view.render;  // one picture: the window stays until q
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_level = progress_printer("k-d tree (levels)", c.max_depth, o);
-    return finish(kdtree::run(c), o);
+    viewer::Session view(o.view, "kdtree", "k-d tree", 0);
+    if (view.active())
+      c.on_tree = [&view](const kdtree::TreePicture& p) {
+        view.show(0, viewer::kKdtreeWidth, viewer::kKdtreeHeight, [&p](viewer::Canvas& out) { viewer::render(p, out); },
+                  viewer::population(p));
+      };
+    const int code = finish(kdtree::run(c), o);
+    view.hold();
+    return code;
   });
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 
 namespace dynasoar::example::viewer {
@@ -66,6 +67,64 @@ void render(const nbody::Frame& f, Canvas& out) {
       const float px = (b.x + 1.0f) * 0.5f * w, py = (1.0f - b.y) * 0.5f * h;
       out.disc(px, py, unit * std::sqrt(std::max(b.mass, 0.0f)), b.merged ? palette::kMerged : palette::kBody);
     }
+}
+
+namespace {
+
+// A view of the k-d tree's scene: axes u (to the right) and v (upwards) of
+// the box, scaled uniformly into the square panel at (x0, y0).
+struct View {
+  int u, v;
+  float x0, y0, scale;
+  float lo_u, lo_v;
+  float x(float a) const { return x0 + (a - lo_u) * scale; }
+  float y(float b) const { return y0 + static_cast<float>(kKdtreePanel) - (b - lo_v) * scale; }
+  static float coordinate(const kdtree::Vec3& p, int axis) { return axis == 0 ? p.x : axis == 1 ? p.y : p.z; }
+  void line(Canvas& out, float a0, float b0, float a1, float b1, Rgba c) const {
+    out.line(static_cast<int>(std::floor(x(a0))), static_cast<int>(std::floor(y(b0))),
+             static_cast<int>(std::floor(x(a1))), static_cast<int>(std::floor(y(b1))), c);
+  }
+};
+
+}  // namespace
+
+void render(const kdtree::TreePicture& p, Canvas& out) {
+  out.fill(palette::kSpace);
+  const kdtree::Box& box = p.scene;
+  for (int panel = 0; panel < 2; ++panel) {
+    const int u = 0, v = panel == 0 ? 1 : 2;
+    const float extent = std::max({box.hi[u] - box.lo[u], box.hi[v] - box.lo[v], 1e-30f});
+    const View view{u,
+                    v,
+                    static_cast<float>(kKdtreeMargin + panel * (kKdtreePanel + kKdtreeMargin)),
+                    static_cast<float>(kKdtreeMargin),
+                    static_cast<float>(kKdtreePanel) / extent,
+                    box.lo[u],
+                    box.lo[v]};
+    if (p.triangles != nullptr)
+      for (const kdtree::Triangle& t : *p.triangles)
+        for (int k = 0; k < 3; ++k) {
+          const kdtree::Vec3 &a = t.v[k], &b = t.v[(k + 1) % 3];
+          view.line(out, View::coordinate(a, u), View::coordinate(a, v), View::coordinate(b, u),
+                    View::coordinate(b, v), palette::kTriangle);
+        }
+    // Deepest first, so that the root's plane ends on top.
+    for (auto it = p.planes.rbegin(); it != p.planes.rend(); ++it) {
+      const kdtree::SplitPlane& s = *it;
+      const Rgba c = palette::kSplit[std::min<std::size_t>(static_cast<std::size_t>(std::max(s.depth, 0)),
+                                                           std::size(palette::kSplit) - 1)];
+      if (s.axis == u)
+        view.line(out, s.position, s.cell.lo[v], s.position, s.cell.hi[v], c);
+      else if (s.axis == v)
+        view.line(out, s.cell.lo[u], s.position, s.cell.hi[u], s.position, c);
+      // The third axis's planes face this view: not drawn here.
+    }
+  }
+}
+
+std::string population(const kdtree::TreePicture& p) {
+  return "Triangle " + std::to_string(p.triangles != nullptr ? p.triangles->size() : 0) + ", split planes " +
+         std::to_string(p.planes.size()) + " of the first " + std::to_string(p.levels) + " levels";
 }
 
 std::string population(const wator::Frame& f) {

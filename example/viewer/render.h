@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "example/gol/gol.h"
+#include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
 #include "example/viewer/canvas.h"
 #include "example/wator/wator.h"
@@ -25,6 +26,11 @@ inline constexpr Rgba kCandidate{44, 56, 104, 255};  // faint: only with --show-
 inline constexpr Rgba kSpace{6, 6, 16, 255};
 inline constexpr Rgba kBody{255, 226, 150, 255};
 inline constexpr Rgba kMerged{255, 96, 64, 255};   // a body that took in another
+inline constexpr Rgba kTriangle{70, 90, 120, 255};
+/// Split planes by depth (root first); deeper ones take the last colour.
+inline constexpr Rgba kSplit[] = {{255, 224, 80, 255},  {255, 160, 48, 255}, {240, 96, 80, 255},
+                                  {208, 80, 160, 255},  {150, 90, 230, 255}, {90, 120, 240, 255},
+                                  {70, 170, 220, 255},  {80, 200, 160, 255}};
 }  // namespace palette
 
 /// The canvas size for a grid: whole pixels per cell up to about 800 pixels
@@ -44,9 +50,22 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
 /// bodies), y upwards; merged bodies in kMerged, drawn last.
 void render(const nbody::Frame& f, Canvas& out);
 
+/// k-d tree: two orthographic views of the scene side by side, x-y (left)
+/// and x-z (right), each a kKdtreePanel-pixel square with kKdtreeMargin
+/// around, the scene's box scaled to fit (second axis upwards). Triangles as
+/// wire frames in kTriangle; every split plane that a view sees edge-on
+/// (x splits in both, y splits on the left, z splits on the right) as a line
+/// across its node's cell, coloured by depth, the root's on top.
+inline constexpr int kKdtreePanel = 560;
+inline constexpr int kKdtreeMargin = 10;
+inline constexpr int kKdtreeWidth = 2 * kKdtreePanel + 3 * kKdtreeMargin;
+inline constexpr int kKdtreeHeight = kKdtreePanel + 2 * kKdtreeMargin;
+void render(const kdtree::TreePicture& p, Canvas& out);
+
 /// Live objects per type in a frame, for the window title: "Fish 812, Shark 95".
 std::string population(const wator::Frame& f);
 std::string population(const gol::Frame& f);
 std::string population(const nbody::Frame& f);
+std::string population(const kdtree::TreePicture& p);
 
 }  // namespace dynasoar::example::viewer

@@ -162,6 +162,30 @@ TEST(Render, NbodyDiscsGrowWithMassAndMergedOnesStandOut) {
   EXPECT_EQ(population(f), "Body 2 (1 merged)");
 }
 
+TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
+  // The unit cube in two 560-pixel panels: x 0.5 is pixel column 10 + 280
+  // on the left (x-y) and 580 + 280 on the right (x-z); v upwards.
+  const std::vector<kdtree::Triangle> tris = {{{{0.1f, 0.1f, 0.1f}, {0.3f, 0.1f, 0.1f}, {0.1f, 0.3f, 0.3f}}}};
+  kdtree::TreePicture p;
+  p.scene = {{0, 0, 0}, {1, 1, 1}};
+  p.triangles = &tris;
+  p.levels = 2;
+  p.planes.push_back({0, 0.5f, 0, {{0, 0, 0}, {1, 1, 1}}});      // root: x = 0.5
+  p.planes.push_back({2, 0.25f, 1, {{0.5f, 0, 0}, {1, 1, 1}}});  // its right child: z = 0.25
+  Canvas c(kKdtreeWidth, kKdtreeHeight);
+  render(p, c);
+  EXPECT_EQ(c.at(290, 300), palette::kSplit[0]);  // x split, left view
+  EXPECT_EQ(c.at(860, 300), palette::kSplit[0]);  // x split, right view
+  // z = 0.25 -> row 10 + 560 - 140 = 430 on the right, from x 0.5 to 1.
+  EXPECT_EQ(c.at(1000, 430), palette::kSplit[1]);
+  EXPECT_EQ(c.at(700, 430), palette::kSpace);      // left of its cell
+  EXPECT_EQ(c.at(430, 430), palette::kSpace);      // the left view sees it face-on: not drawn
+  // The triangle's bottom edge y = 0.1 from x 0.1 to 0.3: row 514, columns 66..178 on the left.
+  EXPECT_EQ(c.at(100, 514), palette::kTriangle);
+  EXPECT_EQ(c.at(200, 514), palette::kSpace);
+  EXPECT_EQ(population(p), "Triangle 1, split planes 2 of the first 2 levels");
+}
+
 TEST(Png, WritesAndReadsBackTheSamePixels) {
   const auto dir = temp_dir("png");
   Canvas c(7, 5);
