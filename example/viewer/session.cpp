@@ -13,6 +13,7 @@ Session::Session(const Options& o, std::string name, std::string title, int step
     : options_(o), name_(std::move(name)), title_(std::move(title)) {
   if (options_.every < 1) throw std::invalid_argument("--every: at least 1");
   for (int s = steps; s >= 1000000; s /= 10) ++digits_;
+  single_ = steps == 0;
   if (!options_.snapshot_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.snapshot_dir, ec);
@@ -54,14 +55,13 @@ void Session::show(int step, int width, int height, const std::function<void(Can
   }
   for (Event e = window_->next_event(0); e != Event::kNone; e = window_->next_event(0)) handle(e);
   update_title();
-  // Paused: wait for keys, presenting again so that a resized window is redrawn.
+  // Paused: wait for keys, presenting again now and then so that a resized
+  // window is redrawn (not every window system reports it).
   while (paused_ && !step_once_) {
     const Event e = window_->next_event(50);
     handle(e);
-    if (e != Event::kNone) {
-      window_->present(canvas_);
-      update_title();
-    }
+    window_->present(canvas_);
+    if (e != Event::kNone) update_title();
   }
   step_once_ = false;
   // After a pause the rate restarts rather than count the time waited.
@@ -78,7 +78,7 @@ void Session::hold() {
   for (;;) {
     const Event e = window_->next_event(100);
     if (e == Event::kQuit) return;
-    if (e != Event::kNone) window_->present(canvas_);
+    window_->present(canvas_);
   }
 }
 
@@ -98,11 +98,14 @@ void Session::handle(Event e) {
 }
 
 void Session::update_title() {
-  std::string t = title_ + " | step " + std::to_string(step_);
+  std::string t = title_;
+  if (!single_) t += " | step " + std::to_string(step_);
   if (!population_.empty()) t += " | " + population_;
-  char fps[32];
-  std::snprintf(fps, sizeof fps, " | %.1f fps", fps_);
-  t += fps;
+  if (!single_) {
+    char fps[32];
+    std::snprintf(fps, sizeof fps, " | %.1f fps", fps_);
+    t += fps;
+  }
   if (finished_)
     t += " | finished (q: quit)";
   else if (paused_)

@@ -49,6 +49,7 @@ class Session {
   Options options_;
   std::string name_, title_;
   int digits_ = 6;
+  bool single_ = false;  // one picture (steps 0): no step or rate in the title
   std::unique_ptr<Window> window_;
   Canvas canvas_;
   int step_ = 0;

@@ -17,8 +17,10 @@ class SdlWindow final : public Window {
     if (SDL_Init(SDL_INIT_VIDEO) != 0)
       throw std::runtime_error(std::string("--render: cannot open a window (is there a display?): ") +
                                SDL_GetError() + "; --snapshot DIR writes PNG files without one");
-    window_ = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_UNDEFINED, SDL_WINDOWPOS_UNDEFINED, 640, 640,
-                               SDL_WINDOW_RESIZABLE);
+    // Hidden until the first picture gives it its size: a window resized
+    // right after it was mapped can keep drawing at its old size.
+    window_ = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, 640, 640,
+                               SDL_WINDOW_RESIZABLE | SDL_WINDOW_HIDDEN);
     if (window_ != nullptr) renderer_ = SDL_CreateRenderer(window_, -1, 0);
     if (renderer_ == nullptr) {
       const std::string reason = SDL_GetError();
@@ -42,6 +44,9 @@ class SdlWindow final : public Window {
       if (!sized_) {  // the first picture sets the window's size, at most 1000 pixels on a side
         const double shrink = std::min(1.0, 1000.0 / std::max(c.width(), c.height()));
         SDL_SetWindowSize(window_, static_cast<int>(c.width() * shrink), static_cast<int>(c.height() * shrink));
+        SDL_SetWindowPosition(window_, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED);
+        SDL_ShowWindow(window_);
+        SDL_PumpEvents();
         sized_ = true;
       }
     }
