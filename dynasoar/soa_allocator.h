@@ -120,14 +120,26 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
       constexpr unsigned kType = decltype(type_constant)::value;
       constexpr unsigned kCap = Registry::kCapacityById[kType];
       constexpr soa::word kFull = ~soa::padding_bits(kCap);
+      const auto visit_block = [&](std::uint64_t address, soa::word live) {
+        for_each_live_slot<kCap>(live, [&](unsigned slot) {
+          f(reinterpret_cast<T*>(soa::make_pointer(address, slot, kCap, kType)));
+        });
+      };
+      // One block behind: a block's allocation bitmap is loaded (from L2: an
+      // atomic load) before the previous block is visited, so its latency
+      // hides behind that block's objects instead of stalling the walk at
+      // every block (n-body on the H100: 5.28 s -> 4.37 s).
+      std::uint64_t held_address = 0;
+      soa::word held_live = 0;
       state_->allocated[kType].for_each_set([&](bit_index block) {
         const std::uint64_t address = state_->block_address(block) & soa::kBlockAddressMask;
         const soa::word live =
             platform::atomic_load(&reinterpret_cast<soa::BlockHeader*>(address)->allocation) & kFull;
-        for_each_live_slot<kCap>(live, [&](unsigned slot) {
-          f(reinterpret_cast<T*>(soa::make_pointer(address, slot, kCap, kType)));
-        });
+        if (held_address != 0) visit_block(held_address, held_live);
+        held_address = address;
+        held_live = live;
       });
+      if (held_address != 0) visit_block(held_address, held_live);
     });
   }
 
@@ -169,12 +181,14 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
  private:
   /// visit(slot) for every slot set in `live`, in ascending order; a full
   /// block takes a counted loop, which the compiler unrolls and whose field
-  /// addresses advance by a constant.
+  /// addresses advance by a constant. Unrolled 8 times: more independent
+  /// loads in flight per thread (n-body on the H100: 4.37 s -> 3.90 s
+  /// against 4 times).
   template <unsigned kCap, class V>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static void for_each_live_slot(soa::word live, V&& visit) {
     if (live == ~soa::padding_bits(kCap)) {
 #if defined(__CUDA_ARCH__)
-#pragma unroll 4
+#pragma unroll 8
 #endif
       for (unsigned slot = 0; slot < kCap; ++slot) visit(slot);
     } else {
