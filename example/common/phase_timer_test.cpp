@@ -3,12 +3,12 @@
 // The paused stretches are long and the counted ones short, so that the
 // bounds hold on a loaded machine; in a CUDA build the marks are events on
 // an idle stream, which record when the host queues them.
+#include "example/common/phase_timer.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
-
-#include "example/common/phase_timer.h"
 
 namespace dynasoar::example {
 namespace {

@@ -27,7 +27,8 @@ void Canvas::set(int x, int y, Rgba c) {
 }
 
 Rgba Canvas::at(int x, int y) const {
-  if (x < 0 || y < 0 || x >= width_ || y >= height_) throw std::out_of_range("canvas: pixel outside");
+  if (x < 0 || y < 0 || x >= width_ || y >= height_)
+    throw std::out_of_range("canvas: pixel outside");
   const std::uint8_t* p = &pixels_[(static_cast<std::size_t>(y) * width_ + x) * 4];
   return Rgba{p[0], p[1], p[2], p[3]};
 }
@@ -43,8 +44,10 @@ void Canvas::fill_rect(int x0, int y0, int x1, int y1, Rgba c) {
 
 void Canvas::disc(float cx, float cy, float radius, Rgba c) {
   set(static_cast<int>(std::floor(cx)), static_cast<int>(std::floor(cy)), c);
-  const int x0 = static_cast<int>(std::floor(cx - radius)), x1 = static_cast<int>(std::ceil(cx + radius));
-  const int y0 = static_cast<int>(std::floor(cy - radius)), y1 = static_cast<int>(std::ceil(cy + radius));
+  const int x0 = static_cast<int>(std::floor(cx - radius)),
+            x1 = static_cast<int>(std::ceil(cx + radius));
+  const int y0 = static_cast<int>(std::floor(cy - radius)),
+            y1 = static_cast<int>(std::ceil(cy + radius));
   const float r2 = radius * radius;
   for (int y = std::max(y0, 0); y <= std::min(y1, height_ - 1); ++y)
     for (int x = std::max(x0, 0); x <= std::min(x1, width_ - 1); ++x) {

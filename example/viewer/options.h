@@ -7,10 +7,10 @@
 namespace dynasoar::example::viewer {
 
 struct Options {
-  bool render = false;       // --render: a window shows the run live
-  std::string snapshot_dir;  // --snapshot DIR: a PNG per frame there ("" : none)
-  int every = 1;             // --every N: a frame every N steps (and at step 0)
-  bool hold = false;         // --hold: with --render, keep the window open after the last step
+  bool render = false;           // --render: a window shows the run live
+  std::string snapshot_dir;      // --snapshot DIR: a PNG per frame there ("" : none)
+  int every = 1;                 // --every N: a frame every N steps (and at step 0)
+  bool hold = false;             // --hold: with --render, keep the window open after the last step
   bool show_candidates = false;  // game of life: --show-candidates
 };
 

@@ -14,14 +14,17 @@ template <class Colour>
 void render_grid(int width, int height, const std::vector<std::uint8_t>& cells, Canvas& out,
                  Colour colour) {
   if (cells.size() != static_cast<std::size_t>(width) * static_cast<std::size_t>(height))
-    throw std::invalid_argument("viewer: frame has " + std::to_string(cells.size()) + " cells, not " +
-                                std::to_string(width) + "x" + std::to_string(height));
+    throw std::invalid_argument("viewer: frame has " + std::to_string(cells.size()) +
+                                " cells, not " + std::to_string(width) + "x" +
+                                std::to_string(height));
   const int cw = out.width(), ch = out.height();
   std::vector<int> column(static_cast<std::size_t>(cw));
   for (int px = 0; px < cw; ++px)
     column[px] = static_cast<int>((static_cast<std::int64_t>(px) * 2 + 1) * width / (2 * cw));
   for (int py = 0; py < ch; ++py) {
-    const auto row = static_cast<std::size_t>((static_cast<std::int64_t>(py) * 2 + 1) * height / (2 * ch)) * width;
+    const auto row =
+        static_cast<std::size_t>((static_cast<std::int64_t>(py) * 2 + 1) * height / (2 * ch)) *
+        width;
     for (int px = 0; px < cw; ++px) out.set(px, py, colour(cells[row + column[px]]));
   }
 }
@@ -59,13 +62,15 @@ void render(const nbody::Frame& f, Canvas& out) {
   std::size_t present = 0;
   for (const nbody::FrameBody& b : f.bodies) present += b.present != 0;
   const float crowd = std::sqrt(4096.0f / static_cast<float>(std::max<std::size_t>(present, 1)));
-  const float unit = std::min(w, h) / static_cast<float>(kNbodyCanvasSize) * 0.6f * std::clamp(crowd, 1.0f, 2.5f);
+  const float unit =
+      std::min(w, h) / static_cast<float>(kNbodyCanvasSize) * 0.6f * std::clamp(crowd, 1.0f, 2.5f);
   // Merged bodies last, so that the few heavy ones stay on top.
   for (int pass = 0; pass < 2; ++pass)
     for (const nbody::FrameBody& b : f.bodies) {
       if (!b.present || (b.merged != 0) != (pass == 1)) continue;
       const float px = (b.x + 1.0f) * 0.5f * w, py = (1.0f - b.y) * 0.5f * h;
-      out.disc(px, py, unit * std::sqrt(std::max(b.mass, 0.0f)), b.merged ? palette::kMerged : palette::kBody);
+      out.disc(px, py, unit * std::sqrt(std::max(b.mass, 0.0f)),
+               b.merged ? palette::kMerged : palette::kBody);
     }
 }
 
@@ -79,7 +84,9 @@ struct View {
   float lo_u, lo_v;
   float x(float a) const { return x0 + (a - lo_u) * scale; }
   float y(float b) const { return y0 + static_cast<float>(kKdtreePanel) - (b - lo_v) * scale; }
-  static float coordinate(const kdtree::Vec3& p, int axis) { return axis == 0 ? p.x : axis == 1 ? p.y : p.z; }
+  static float coordinate(const kdtree::Vec3& p, int axis) {
+    return axis == 0 ? p.x : axis == 1 ? p.y : p.z;
+  }
   void line(Canvas& out, float a0, float b0, float a1, float b1, Rgba c) const {
     out.line(static_cast<int>(std::floor(x(a0))), static_cast<int>(std::floor(y(b0))),
              static_cast<int>(std::floor(x(a1))), static_cast<int>(std::floor(y(b1))), c);
@@ -111,8 +118,8 @@ void render(const kdtree::TreePicture& p, Canvas& out) {
     // Deepest first, so that the root's plane ends on top.
     for (auto it = p.planes.rbegin(); it != p.planes.rend(); ++it) {
       const kdtree::SplitPlane& s = *it;
-      const Rgba c = palette::kSplit[std::min<std::size_t>(static_cast<std::size_t>(std::max(s.depth, 0)),
-                                                           std::size(palette::kSplit) - 1)];
+      const Rgba c = palette::kSplit[std::min<std::size_t>(
+          static_cast<std::size_t>(std::max(s.depth, 0)), std::size(palette::kSplit) - 1)];
       if (s.axis == u)
         view.line(out, s.position, s.cell.lo[v], s.position, s.cell.hi[v], c);
       else if (s.axis == v)
@@ -123,8 +130,9 @@ void render(const kdtree::TreePicture& p, Canvas& out) {
 }
 
 std::string population(const kdtree::TreePicture& p) {
-  return "Triangle " + std::to_string(p.triangles != nullptr ? p.triangles->size() : 0) + ", split planes " +
-         std::to_string(p.planes.size()) + " of the first " + std::to_string(p.levels) + " levels";
+  return "Triangle " + std::to_string(p.triangles != nullptr ? p.triangles->size() : 0) +
+         ", split planes " + std::to_string(p.planes.size()) + " of the first " +
+         std::to_string(p.levels) + " levels";
 }
 
 std::string population(const wator::Frame& f) {

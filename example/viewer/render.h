@@ -25,12 +25,12 @@ inline constexpr Rgba kAlive{240, 240, 232, 255};
 inline constexpr Rgba kCandidate{44, 56, 104, 255};  // faint: only with --show-candidates
 inline constexpr Rgba kSpace{6, 6, 16, 255};
 inline constexpr Rgba kBody{255, 226, 150, 255};
-inline constexpr Rgba kMerged{255, 96, 64, 255};   // a body that took in another
+inline constexpr Rgba kMerged{255, 96, 64, 255};  // a body that took in another
 inline constexpr Rgba kTriangle{70, 90, 120, 255};
 /// Split planes by depth (root first); deeper ones take the last colour.
-inline constexpr Rgba kSplit[] = {{255, 224, 80, 255},  {255, 160, 48, 255}, {240, 96, 80, 255},
-                                  {208, 80, 160, 255},  {150, 90, 230, 255}, {90, 120, 240, 255},
-                                  {70, 170, 220, 255},  {80, 200, 160, 255}};
+inline constexpr Rgba kSplit[] = {{255, 224, 80, 255}, {255, 160, 48, 255}, {240, 96, 80, 255},
+                                  {208, 80, 160, 255}, {150, 90, 230, 255}, {90, 120, 240, 255},
+                                  {70, 170, 220, 255}, {80, 200, 160, 255}};
 }  // namespace palette
 
 /// The canvas size for a grid: whole pixels per cell up to about 800 pixels

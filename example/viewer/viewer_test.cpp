@@ -51,13 +51,14 @@ TEST(Canvas, DiscCoversThePixelCentresWithinTheRadius) {
   int count = 0;
   for (int y = 0; y < 20; ++y)
     for (int x = 0; x < 20; ++x) count += c.at(x, y) == kRed;
-  EXPECT_EQ(count, 32);  // centres (x + 0.5, y + 0.5) within 3 of (10, 10)
+  EXPECT_EQ(count, 32);           // centres (x + 0.5, y + 0.5) within 3 of (10, 10)
   EXPECT_EQ(c.at(12, 10), kRed);  // centre 2.5 away
   EXPECT_NE(c.at(13, 10), kRed);  // 3.5 away
   Canvas small(5, 5);
   small.disc(2.3f, 2.9f, 0.1f, kRed);  // smaller than a pixel: the pixel under it
   EXPECT_EQ(small.at(2, 2), kRed);
-  small.disc(-1.0f, -1.0f, 2.2f, kRed);  // crossing the corner: clipped (centre of (0, 0) 2.12 away)
+  small.disc(-1.0f, -1.0f, 2.2f,
+             kRed);  // crossing the corner: clipped (centre of (0, 0) 2.12 away)
   EXPECT_EQ(small.at(0, 0), kRed);
 }
 
@@ -147,9 +148,9 @@ TEST(Render, GolBaselineCandidatesAreTheDeadNeighboursOfAliveCells) {
 TEST(Render, NbodyDiscsGrowWithMassAndMergedOnesStandOut) {
   nbody::Frame f;
   f.collisions = true;
-  f.bodies.push_back({0.0f, 0.0f, 1.0f, 1, 0});     // the centre: radius 1.5
-  f.bodies.push_back({0.5f, 0.5f, 16.0f, 1, 1});    // merged: radius 0.6 * 2.5 * 4 = 6
-  f.bodies.push_back({-0.5f, -0.5f, 100.0f, 0, 0}); // absorbed: not drawn
+  f.bodies.push_back({0.0f, 0.0f, 1.0f, 1, 0});      // the centre: radius 1.5
+  f.bodies.push_back({0.5f, 0.5f, 16.0f, 1, 1});     // merged: radius 0.6 * 2.5 * 4 = 6
+  f.bodies.push_back({-0.5f, -0.5f, 100.0f, 0, 0});  // absorbed: not drawn
   Canvas c(kNbodyCanvasSize, kNbodyCanvasSize);
   render(f, c);
   EXPECT_EQ(c.at(320, 320), palette::kBody);
@@ -165,7 +166,8 @@ TEST(Render, NbodyDiscsGrowWithMassAndMergedOnesStandOut) {
 TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
   // The unit cube in two 560-pixel panels: x 0.5 is pixel column 10 + 280
   // on the left (x-y) and 580 + 280 on the right (x-z); v upwards.
-  const std::vector<kdtree::Triangle> tris = {{{{0.1f, 0.1f, 0.1f}, {0.3f, 0.1f, 0.1f}, {0.1f, 0.3f, 0.3f}}}};
+  const std::vector<kdtree::Triangle> tris = {
+      {{{0.1f, 0.1f, 0.1f}, {0.3f, 0.1f, 0.1f}, {0.1f, 0.3f, 0.3f}}}};
   kdtree::TreePicture p;
   p.scene = {{0, 0, 0}, {1, 1, 1}};
   p.triangles = &tris;
@@ -178,8 +180,8 @@ TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
   EXPECT_EQ(c.at(860, 300), palette::kSplit[0]);  // x split, right view
   // z = 0.25 -> row 10 + 560 - 140 = 430 on the right, from x 0.5 to 1.
   EXPECT_EQ(c.at(1000, 430), palette::kSplit[1]);
-  EXPECT_EQ(c.at(700, 430), palette::kSpace);      // left of its cell
-  EXPECT_EQ(c.at(430, 430), palette::kSpace);      // the left view sees it face-on: not drawn
+  EXPECT_EQ(c.at(700, 430), palette::kSpace);  // left of its cell
+  EXPECT_EQ(c.at(430, 430), palette::kSpace);  // the left view sees it face-on: not drawn
   // The triangle's bottom edge y = 0.1 from x 0.1 to 0.3: row 514, columns 66..178 on the left.
   EXPECT_EQ(c.at(100, 514), palette::kTriangle);
   EXPECT_EQ(c.at(200, 514), palette::kSpace);
@@ -220,7 +222,8 @@ TEST(Session, SnapshotsSortByStep) {
   EXPECT_EQ(longer.snapshot_path(7), (dir / "frames" / "gol_00000007.png").string());
 
   const wator::Frame f{40, 3, 2, {0, 1, 2, 2, 1, 0}};
-  s.show(40, 6, 4, [&](Canvas& out) { render(f, out); }, population(f));
+  s.show(
+      40, 6, 4, [&](Canvas& out) { render(f, out); }, population(f));
   const Canvas back = read_png(s.snapshot_path(40));
   EXPECT_EQ(back.width(), 6);
   EXPECT_EQ(back.height(), 4);
@@ -239,7 +242,8 @@ TEST(Window, WithoutSdl2RenderSaysHowToGetIt) {
   const std::string m = no_window_message();
   EXPECT_NE(m.find("apt-get install libsdl2-dev"), std::string::npos) << m;
   EXPECT_NE(m.find("--snapshot"), std::string::npos) << m;
-  if (has_window()) GTEST_SKIP() << "this build has SDL2; example.viewer.render_needs_sdl2 runs in one without";
+  if (has_window())
+    GTEST_SKIP() << "this build has SDL2; example.viewer.render_needs_sdl2 runs in one without";
   try {
     open_window("test");
     FAIL() << "open_window succeeded without SDL2";

@@ -7,6 +7,8 @@ namespace dynasoar::example::viewer {
 
 bool has_window() { return false; }
 
-std::unique_ptr<Window> open_window(const std::string&) { throw std::runtime_error(no_window_message()); }
+std::unique_ptr<Window> open_window(const std::string&) {
+  throw std::runtime_error(no_window_message());
+}
 
 }  // namespace dynasoar::example::viewer

@@ -15,12 +15,13 @@ class SdlWindow final : public Window {
  public:
   explicit SdlWindow(const std::string& title) {
     if (SDL_Init(SDL_INIT_VIDEO) != 0)
-      throw std::runtime_error(std::string("--render: cannot open a window (is there a display?): ") +
-                               SDL_GetError() + "; --snapshot DIR writes PNG files without one");
+      throw std::runtime_error(
+          std::string("--render: cannot open a window (is there a display?): ") + SDL_GetError() +
+          "; --snapshot DIR writes PNG files without one");
     // Hidden until the first picture gives it its size: a window resized
     // right after it was mapped can keep drawing at its old size.
-    window_ = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, 640, 640,
-                               SDL_WINDOW_RESIZABLE | SDL_WINDOW_HIDDEN);
+    window_ = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, 640,
+                               640, SDL_WINDOW_RESIZABLE | SDL_WINDOW_HIDDEN);
     if (window_ != nullptr) renderer_ = SDL_CreateRenderer(window_, -1, 0);
     if (renderer_ == nullptr) {
       const std::string reason = SDL_GetError();
@@ -35,15 +36,17 @@ class SdlWindow final : public Window {
     if (texture_ == nullptr || c.width() != texture_width_ || c.height() != texture_height_) {
       if (texture_ != nullptr) SDL_DestroyTexture(texture_);
       // RGBA32: bytes R, G, B, A in memory, as the canvas keeps them.
-      texture_ = SDL_CreateTexture(renderer_, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING, c.width(),
-                                   c.height());
-      if (texture_ == nullptr) throw std::runtime_error(std::string("viewer: SDL texture: ") + SDL_GetError());
+      texture_ = SDL_CreateTexture(renderer_, SDL_PIXELFORMAT_RGBA32, SDL_TEXTUREACCESS_STREAMING,
+                                   c.width(), c.height());
+      if (texture_ == nullptr)
+        throw std::runtime_error(std::string("viewer: SDL texture: ") + SDL_GetError());
       texture_width_ = c.width();
       texture_height_ = c.height();
       SDL_RenderSetLogicalSize(renderer_, c.width(), c.height());
       if (!sized_) {  // the first picture sets the window's size, at most 1000 pixels on a side
         const double shrink = std::min(1.0, 1000.0 / std::max(c.width(), c.height()));
-        SDL_SetWindowSize(window_, static_cast<int>(c.width() * shrink), static_cast<int>(c.height() * shrink));
+        SDL_SetWindowSize(window_, static_cast<int>(c.width() * shrink),
+                          static_cast<int>(c.height() * shrink));
         SDL_SetWindowPosition(window_, SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED);
         SDL_ShowWindow(window_);
         SDL_PumpEvents();
@@ -108,6 +111,8 @@ class SdlWindow final : public Window {
 
 bool has_window() { return true; }
 
-std::unique_ptr<Window> open_window(const std::string& title) { return std::make_unique<SdlWindow>(title); }
+std::unique_ptr<Window> open_window(const std::string& title) {
+  return std::make_unique<SdlWindow>(title);
+}
 
 }  // namespace dynasoar::example::viewer
