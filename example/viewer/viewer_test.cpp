@@ -3,6 +3,7 @@
 // and read back with libpng, the snapshot names, and the message of a build
 // without SDL2.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -21,12 +22,25 @@ namespace {
 
 constexpr Rgba kRed{255, 0, 0, 255};
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dynasoar_viewer_test_" + name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// A fresh folder for a test's files, removed afterwards. The process id
+// keeps parallel runs (ctest -j, two build folders) apart.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("dynasoar_viewer_test_" + name + "_" + std::to_string(::getpid()))) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 TEST(Canvas, SetsAndClipsPixels) {
   Canvas c(4, 3);
@@ -189,7 +203,7 @@ TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
 }
 
 TEST(Png, WritesAndReadsBackTheSamePixels) {
-  const auto dir = temp_dir("png");
+  const TempDir dir("png");
   Canvas c(7, 5);
   c.fill(palette::kWater);
   c.line(0, 0, 6, 4, kRed);
@@ -204,7 +218,7 @@ TEST(Png, WritesAndReadsBackTheSamePixels) {
 }
 
 TEST(Png, RejectsWhatIsNotAPng) {
-  const auto dir = temp_dir("notpng");
+  const TempDir dir("notpng");
   const std::string path = (dir / "frame.png").string();
   std::ofstream(path) << "not a picture";
   EXPECT_THROW(read_png(path), std::runtime_error);
@@ -212,7 +226,7 @@ TEST(Png, RejectsWhatIsNotAPng) {
 }
 
 TEST(Session, SnapshotsSortByStep) {
-  const auto dir = temp_dir("session");
+  const TempDir dir("session");
   Options o;
   o.snapshot_dir = (dir / "frames").string();  // created by the session
   Session s(o, "wator", "wa-tor", 500);
