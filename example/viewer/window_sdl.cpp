@@ -18,6 +18,17 @@ class SdlWindow final : public Window {
       throw std::runtime_error(
           std::string("--render: cannot open a window (is there a display?): ") + SDL_GetError() +
           "; --snapshot DIR writes PNG files without one");
+    // Without a display SDL falls back to drawing nowhere; say so, unless
+    // such a driver was asked for (SDL_VIDEODRIVER=dummy in the tests).
+    const char* driver = SDL_GetCurrentVideoDriver();
+    const std::string name = driver != nullptr ? driver : "";
+    if ((name == "offscreen" || name == "dummy") && SDL_getenv("SDL_VIDEODRIVER") == nullptr) {
+      SDL_Quit();
+      throw std::runtime_error(
+          "--render: no display (DISPLAY and WAYLAND_DISPLAY are not set); --snapshot DIR writes "
+          "PNG "
+          "files without one");
+    }
     // Hidden until the first picture gives it its size: a window resized
     // right after it was mapped can keep drawing at its old size.
     window_ = SDL_CreateWindow(title.c_str(), SDL_WINDOWPOS_CENTERED, SDL_WINDOWPOS_CENTERED, 640,
