@@ -9,7 +9,8 @@
 
 namespace dynasoar::example::viewer {
 
-Session::Session(const Options& o, std::string name, std::string title, int steps)
+Session::Session(const Options& o, std::string name, std::string title, int steps,
+                 std::unique_ptr<Window> window)
     : options_(o), name_(std::move(name)), title_(std::move(title)) {
   if (options_.every < 1) throw std::invalid_argument("--every: at least 1");
   for (int s = steps; s >= 1000000; s /= 10) ++digits_;
@@ -22,7 +23,7 @@ Session::Session(const Options& o, std::string name, std::string title, int step
                                   (ec ? ": " + ec.message() : ""));
   }
   if (options_.render) {
-    window_ = open_window(title_);
+    window_ = window != nullptr ? std::move(window) : open_window(title_);
     update_title();
   }
 }

@@ -24,8 +24,10 @@ class Session {
  public:
   /// `name` starts the snapshots' file names (wator_000100.png), `title`
   /// the window's. Opens the window now and creates the snapshot folder,
-  /// so that a wrong option stops the run before it starts.
-  Session(const Options& o, std::string name, std::string title, int steps);
+  /// so that a wrong option stops the run before it starts. `window`:
+  /// with --render, this one instead of open_window's (tests).
+  Session(const Options& o, std::string name, std::string title, int steps,
+          std::unique_ptr<Window> window = nullptr);
   ~Session();
 
   /// Whether frames are wanted (--render or --snapshot).

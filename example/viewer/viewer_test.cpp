@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -250,6 +251,60 @@ TEST(Session, NothingWantedNothingDone) {
   Options bad;
   bad.every = 0;
   EXPECT_THROW(Session(bad, "wator", "wa-tor", 10), std::invalid_argument);
+}
+
+// A window that hands out scripted events and records what it was shown.
+struct ScriptedWindow final : Window {
+  struct Record {
+    std::vector<Event> events;  // handed out front first; then kNone
+    std::vector<std::string> titles;
+    int presents = 0;
+  };
+  explicit ScriptedWindow(std::shared_ptr<Record> r) : record(std::move(r)) {}
+  void present(const Canvas&) override { ++record->presents; }
+  void set_title(const std::string& t) override { record->titles.push_back(t); }
+  Event next_event(int) override {
+    if (record->events.empty()) return Event::kNone;
+    const Event e = record->events.front();
+    record->events.erase(record->events.begin());
+    return e;
+  }
+  std::shared_ptr<Record> record;
+};
+
+TEST(Session, KeysPauseStepAndQuit) {
+  auto record = std::make_shared<ScriptedWindow::Record>();
+  Options o;
+  o.render = true;
+  Session s(o, "wator", "wa-tor", 100, std::make_unique<ScriptedWindow>(record));
+  const wator::Frame f{0, 3, 2, {0, 1, 2, 2, 1, 0}};
+  const auto draw = [&](Canvas& out) { render(f, out); };
+
+  s.show(0, 6, 4, draw, population(f));  // no keys: shows and returns
+  EXPECT_EQ(record->presents, 1);
+  EXPECT_NE(record->titles.back().find("wa-tor | step 0 | Fish 2, Shark 2 | "), std::string::npos)
+      << record->titles.back();
+
+  // Space pauses: show() waits (presenting again) until n, and stays paused.
+  record->events = {Event::kPause, Event::kNone, Event::kRedraw, Event::kStep};
+  s.show(1, 6, 4, draw, population(f));
+  EXPECT_TRUE(record->events.empty());
+  EXPECT_NE(record->titles.back().find("step 1"), std::string::npos);
+  EXPECT_NE(record->titles.back().find("paused"), std::string::npos) << record->titles.back();
+  record->events = {Event::kStep};
+  s.show(2, 6, 4, draw, population(f));  // still paused: the next n lets it go on
+  EXPECT_TRUE(record->events.empty());
+  record->events = {Event::kPause};
+  s.show(3, 6, 4, draw, population(f));  // space again: running
+  EXPECT_EQ(record->titles.back().find("paused"), std::string::npos) << record->titles.back();
+
+  record->events = {Event::kQuit};
+  try {
+    s.show(4, 6, 4, draw, population(f));
+    FAIL() << "q did not stop the run";
+  } catch (const Quit& q) {
+    EXPECT_EQ(q.step, 4);
+  }
 }
 
 TEST(Window, WithoutSdl2RenderSaysHowToGetIt) {
