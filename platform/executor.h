@@ -139,59 +139,15 @@ inline unsigned processors() {
 #endif
 }
 
-#if DYNASOAR_CUDA
-namespace detail {
-/// Thread blocks of `kernel` (kThreads threads each) that one multiprocessor
-/// holds at once, as its registers and shared memory allow; asked once per
-/// kernel and device.
-template <unsigned kThreads, class Kernel>
-unsigned resident_blocks_per_multiprocessor(Kernel kernel) {
-  constexpr int kCachedDevices = 64;
-  static std::atomic<unsigned> cache[kCachedDevices] = {};  // 0: not yet known
-  int device = 0;
-  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
-  unsigned blocks = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0u;
-  if (blocks == 0) {
-    int n = 0;
-    DYNASOAR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, static_cast<int>(kThreads), 0));
-    blocks = static_cast<unsigned>(std::max(n, 1));
-    if (device < kCachedDevices) cache[device].store(blocks, std::memory_order_relaxed);
-  }
-  return blocks;
-}
-}  // namespace detail
-#endif
-
-/// Threads of parallel_for<kThreads>(n, f) that run at once: on the GPU as
-/// many as the kernel's occupancy allows on all multiprocessors (fewer than
-/// concurrent_threads() when it needs many registers), on the host the
-/// hardware threads. A grid larger than this runs in waves; a loop that
-/// sizes its grid to the device (the do-all kernels) must stay within it,
-/// or its last wave repeats a whole share of the work: wa-tor's do-alls
-/// with 40 registers per thread fit 1600 threads per H100 multiprocessor,
-/// not 2048.
-template <unsigned kThreads = kBlockThreads, class F>
-std::size_t resident_threads_for() {
-#if DYNASOAR_CUDA
-  return static_cast<std::size_t>(
-             detail::resident_blocks_per_multiprocessor<kThreads>(detail::parallel_for_kernel<kThreads, F>)) *
-         kThreads * detail::device_shape().multiprocessors;
-#else
-  return host_threads();
-#endif
-}
-
 /// Calls f(i) for every i in [0, n). On the GPU in thread blocks of
-/// kThreads threads (default kBlockThreads): consecutive i share a block;
-/// at most resident_threads_for<kThreads, F>() threads, each taking every
-/// so many i.
+/// kThreads threads (default kBlockThreads): consecutive i share a block.
 template <unsigned kThreads = kBlockThreads, class F>
 void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
   if (n == 0) return;
 #if DYNASOAR_CUDA
   const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
-  const std::size_t max_blocks = resident_threads_for<kThreads, F>() / kThreads;
+  const std::size_t max_blocks = concurrent_threads() / kThreads;
   const unsigned blocks = static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1)));
   detail::parallel_for_kernel<kThreads><<<blocks, kThreads, 0, s.handle>>>(n, f);
   DYNASOAR_CHECK_LAUNCH();
