@@ -23,12 +23,17 @@ struct Box {
   float hi[3];
 };
 
+// Enumerators rather than constexpr variables: device code may bind them to
+// a const reference (Field's assignment) without a device-side definition.
+
 /// Triangle references per chunk of the object form (RefChunk in objects.cpp).
-inline constexpr int kChunkRefs = 32;
+enum : int { kChunkRefs = 32 };
 
 /// Node axis values besides 0, 1, 2 (an inner node's split axis).
-inline constexpr int kOpen = -2;  // waiting for its level's split
-inline constexpr int kLeaf = -1;
+enum : int {
+  kOpen = -2,  // waiting for its level's split
+  kLeaf = -1,
+};
 
 /// What a build counts (on the device with atomics; the root array is
 /// counted by the host). Every form fills the same fields.
@@ -90,11 +95,13 @@ std::vector<Triangle> make_scene(const Config& c);
 std::vector<Box> triangle_bounds(const std::vector<Triangle>& tris);
 Box scene_bounds(const std::vector<Box>& bounds);
 
-/// Pool or heap for a build of n triangles: room for the references of a
-/// couple of levels with duplication, nodes and slack (paper 000 sets 200
-/// times the root array; this is 192 times it plus 64 MiB).
+/// Pool or heap for a build of n triangles: paper 000 sets 200 times the
+/// root array (800 bytes per triangle); the object forms need more (a node
+/// object per 1/3 triangle and a 140-byte chunk per leaf: on the host, 100K
+/// clustered triangles took 64 MiB with CFMMalloc objects), so 1536 bytes
+/// per triangle plus 64 MiB.
 inline std::uint64_t default_heap_bytes(std::uint64_t n) {
-  return (std::uint64_t{64} << 20) + n * 768;
+  return (std::uint64_t{64} << 20) + n * 1536;
 }
 
 /// A built tree, copied to the host for checking (node order is arbitrary).

@@ -254,9 +254,11 @@ RunReport run(const Config& c) {
   const Box scene = scene_bounds(bounds);
   const std::size_t n = tris.size();
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
-  // Registry room (byte allocators): chunks and nodes of a few levels.
+  // Registry room per class (byte allocators): the registry grows only
+  // between do-alls, and a level may add twice its open nodes; a tree has
+  // about three nodes per triangle.
   Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(n),
-                                  4 * static_cast<std::uint64_t>(n) + (std::uint64_t{1} << 16));
+                                  8 * static_cast<std::uint64_t>(n) + (std::uint64_t{1} << 16));
   const platform::Stream stream = heap.stream();
   platform::Buffer<Box> dbounds(n);
   dbounds.copy_from_host(bounds.data(), n, 0, stream);
@@ -276,18 +278,23 @@ RunReport run(const Config& c) {
   PhaseTimer timer(stream);
   const double enumeration_before = enumeration_seconds(heap);
   timer.start();
-  heap.parallel_new<RefChunk>(chunks, static_cast<int>(n), table.data());
-  if (chunks > 1) platform::parallel_for(chunks - 1, LinkChunks{table.data()}, stream);
-  heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n));
-  timer.mark("root");
-  const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, heap.device()};
-  unsigned long long made = 1, before = 0;
-  for (int level = 0; made != before; ++level) {
-    before = made;
-    heap.parallel_do<Node, &Node::split_level>(b);
-    timer.mark("split levels");
-    made = counters.to_vector(stream)[0].nodes;
-    if (c.on_level) c.on_level(level);
+  try {
+    heap.parallel_new<RefChunk>(chunks, static_cast<int>(n), table.data());
+    if (chunks > 1) platform::parallel_for(chunks - 1, LinkChunks{table.data()}, stream);
+    heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n));
+    timer.mark("root");
+    const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, heap.device()};
+    unsigned long long made = 1, before = 0;
+    for (int level = 0; made != before; ++level) {
+      before = made;
+      heap.parallel_do<Node, &Node::split_level>(b);
+      timer.mark("split levels");
+      made = counters.to_vector(stream)[0].nodes;
+      if (c.on_level) c.on_level(level);
+    }
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(std::string(e.what()) + " (k-d tree of " + std::to_string(n) + " triangles in " +
+                      std::to_string(heap.heap_bytes() >> 20) + " MiB: give a larger --heap-mib)");
   }
 
   BuildResult res;

@@ -24,8 +24,7 @@
 namespace dynasoar::example::kdtree {
 
 /// Sides of a classified reference (bit mask).
-inline constexpr unsigned kLeftSide = 1u;
-inline constexpr unsigned kRightSide = 2u;
+enum : unsigned { kLeftSide = 1u, kRightSide = 2u };
 
 /// The longest axis of a cell; ties go to the lower axis.
 DYNASOAR_HD inline int longest_axis(const Box& b) {
