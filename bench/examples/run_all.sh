@@ -2,7 +2,8 @@
 # Runs every example simulation on every back end and its baseline at the
 # benchmark sizes (DynaSOAr paper Sec. 6 where it gives one) and writes
 # <name>.csv and <name>.md per problem into OUT (bench/examples/run_examples.py
-# checks that all variants agree on the checksum). Plots: plot_results.py OUT.
+# checks that all variants agree on the checksum), and wa-tor's per-step
+# trace of every variant (wator-trace-<variant>.csv). Plots: plot_results.py OUT.
 #
 #   bench/examples/run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]
 #   SMALL=1 bench/examples/run_all.sh ...   # the golden-run sizes: a quick check of the pipeline
@@ -23,8 +24,19 @@ run() {  # name example args... [--rtol X: for run_examples.py, not the program]
   python3 "$here/run_examples.py" --bin "$bin" --example "$example" --name "$name" --args "$*" \
     --reps "$reps" --timeout "$timeout" --out "$out" "${rtol[@]}" || status=1
 }
+trace_wator() {  # wa-tor per step on every variant (paper Fig. 12a, 12d): wator-trace-<variant>.csv
+  local exe v
+  for exe in "$bin"/wator_*; do
+    [[ -x $exe ]] || continue
+    v=${exe##*/wator_}
+    timeout "$timeout" "$exe" "$@" --quiet --trace "$out/wator-trace-$v.csv" >/dev/null \
+      || echo "wa-tor trace of $v: stopped (exit $?); the file has the steps done by then"
+  done
+}
+mkdir -p "$out"
 if [[ ${SMALL:-0} == 1 ]]; then
   run wator wator --width 96 --height 64 --steps 60 --seed 7
+  trace_wator --width 96 --height 64 --steps 60 --seed 7
   run nbody nbody --bodies 256 --steps 100
   run nbody-collisions nbody --bodies 256 --steps 100 --collisions
   run gol-soup gol --width 96 --height 80 --steps 80 --seed 7
@@ -32,6 +44,7 @@ if [[ ${SMALL:-0} == 1 ]]; then
   exit $status
 fi
 run wator wator --width 2048 --height 2560 --steps 500
+trace_wator --width 2048 --height 2560 --steps 500
 run nbody nbody --bodies 20000 --steps 3000 --rtol 0.02
 run nbody-collisions nbody --bodies 20000 --steps 3000 --collisions --rtol 0.02
 run gol-soup gol --width 2048 --height 2048 --steps 300 --density 0.3

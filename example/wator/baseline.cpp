@@ -152,6 +152,14 @@ struct Checksum {
   }
 };
 
+/// The checksum, the fish and the sharks, in that order.
+std::vector<unsigned long long> count_agents(const Arrays& a, std::size_t n, platform::Stream stream) {
+  platform::Buffer<unsigned long long> sums(3);
+  sums.zero(stream);
+  platform::parallel_for(n, Checksum{a, sums.data(), sums.data() + 1}, stream);
+  return sums.to_vector(stream);
+}
+
 }  // namespace
 
 RunReport run(const Config& c) {
@@ -177,6 +185,7 @@ RunReport run(const Config& c) {
   if (frame_due(c, 0)) send_frame(0);
 
   PhaseTimer timer(stream);
+  double traced_ms = 0;  // --trace: total up to the last step
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
     grid.step = step;
@@ -194,6 +203,19 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, SharkStarve{a}, stream);
     timer.mark("shark update");
     if (c.on_step) c.on_step(step);
+    if (c.on_trace) {
+      const double total = timer.total_ms();  // waits for the step
+      timer.pause();
+      StepTrace t;
+      t.step = step;
+      t.ms = total - traced_ms;
+      traced_ms = total;
+      const std::vector<unsigned long long> s = count_agents(a, n, stream);
+      t.fish = s[1];
+      t.sharks = s[2];
+      c.on_trace(t);
+      timer.resume();
+    }
     if (frame_due(c, step)) {
       timer.pause();
       send_frame(step);
@@ -202,10 +224,7 @@ RunReport run(const Config& c) {
   }
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
-  platform::Buffer<unsigned long long> sums(3);
-  sums.zero(stream);
-  platform::parallel_for(n, Checksum{a, sums.data(), sums.data() + 1}, stream);
-  const std::vector<unsigned long long> s = sums.to_vector(stream);
+  const std::vector<unsigned long long> s = count_agents(a, n, stream);
   r.checksum = s[0];
   r.live = {{"Fish", s[1]}, {"Shark", s[2]}};
   r.heap.emplace_back("memory", std::to_string(n * (sizeof(Kind) + 2 * sizeof(int) + sizeof(unsigned) + 1) >> 20) + " MiB of arrays");

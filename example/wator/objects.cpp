@@ -189,6 +189,23 @@ double enumeration_seconds(const H& h) {
     return 0.0;
 }
 
+/// --trace's record of a step: agents and the fill of their blocks.
+template <class H>
+StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
+  StepTrace t;
+  t.step = step;
+  t.ms = ms;
+  t.registry_ms = registry_s * 1e3;
+  std::uint64_t slots = 0, objects = 0;
+  for (const TypeStatistics& st : heap.template statistics<Agent>()) {
+    (st.type_id == AllocatorT::type_id<Fish>() ? t.fish : t.sharks) = st.objects;
+    slots += st.blocks * st.capacity;
+    objects += st.objects;
+  }
+  if (slots != 0) t.fragmentation = 1.0 - static_cast<double>(objects) / static_cast<double>(slots);
+  return t;
+}
+
 }  // namespace
 
 RunReport run(const Config& c) {
@@ -210,6 +227,7 @@ RunReport run(const Config& c) {
 
   PhaseTimer timer(heap.stream());
   const double enumeration_before = enumeration_seconds(heap);
+  double traced_ms = 0, traced_registry_s = enumeration_before;  // --trace: totals up to the last step
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
     grid.step = step;
@@ -228,6 +246,14 @@ RunReport run(const Config& c) {
     timer.mark("shark update");
     check_heap_now_and_then(heap, step, c.steps);
     if (c.on_step) c.on_step(step);
+    if (c.on_trace) {
+      const double total = timer.total_ms();  // waits for the step
+      timer.pause();
+      c.on_trace(trace_step(heap, step, total - traced_ms, enumeration_seconds(heap) - traced_registry_s));
+      traced_ms = total;
+      traced_registry_s = enumeration_seconds(heap);
+      timer.resume();
+    }
     if (frame_due(c, step)) {
       timer.pause();
       send_frame(step);

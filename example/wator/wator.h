@@ -23,6 +23,21 @@ struct Frame {
   std::vector<std::uint8_t> cells;
 };
 
+/// One step as --trace records it (DynaSOAr paper Fig. 12a and 12d): the
+/// step's time, the agents after it and how full the agents' blocks are.
+/// Tracing waits for the GPU after every step and counts the agents; that
+/// wait and the counting are left out of the times.
+struct StepTrace {
+  int step = 0;
+  double ms = 0;             // the step's phases (CUDA events on a GPU)
+  double registry_ms = 0;    // compacting the object registry (byte allocators, host clock)
+  std::uint64_t fish = 0;
+  std::uint64_t sharks = 0;
+  // Unused slots among the blocks holding fish and sharks (Sec. 6.3: the
+  // DynaSOAr heap's fragmentation); negative where there are no blocks.
+  double fragmentation = -1;
+};
+
 struct Config {
   int width = 2048;   // the paper's size (Sec. 6)
   int height = 2560;
@@ -35,6 +50,8 @@ struct Config {
   // reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  // --trace: called after every step; without it the loop is unchanged.
+  std::function<void(const StepTrace&)> on_trace;
 };
 
 /// Whether run() hands the state after `step` to on_frame.
