@@ -373,6 +373,7 @@ RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, Build
   config.emplace_back("triangles", std::to_string(tris.size()));
   config.emplace_back("leaf size", std::to_string(c.leaf_size));
   config.emplace_back("max depth", std::to_string(c.max_depth));
+  if (!c.warp_per_node) config.emplace_back("split", "one thread per node");
   RunReport r = make_run_report("k-d tree", std::move(variant), std::move(device), std::move(config), b.total_ms,
                                 b.phases_ms);
   r.checksum = checksum(t, hits);

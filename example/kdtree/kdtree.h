@@ -81,6 +81,7 @@ struct Config {
   int leaf_size = 8;             // a node with at most this many references is a leaf
   int max_depth = 40;            // nodes at this depth are leaves
   int rays = 1000;               // verification: closest-hit rays against brute force
+  bool warp_per_node = true;     // the lanes of a warp split a node together (false: one thread per node)
   std::uint64_t heap_bytes = 0;  // 0: default_heap_bytes
   int picture_levels = 8;        // split planes handed to on_tree
   std::function<void(const TreePicture&)> on_tree;  // after the build, outside the timing

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
     app.add_option("--rays", c.rays, "verification: closest-hit rays compared with brute force")
         ->capture_default_str()
         ->check(CLI::Range(0, 1 << 20));
+    bool thread_per_node = false;
+    app.add_flag("--thread-per-node", thread_per_node,
+                 "GPU: split every node with one thread instead of the lanes of a warp together");
     // The common options, less --steps (a build has levels, not steps) and
     // --rtol (the checksum is an integer).
     app.add_option("--seed", o.seed, "seed of the procedural scene and of the rays")->capture_default_str();
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     o.view.hold = o.view.render;  // one picture: the window stays until q
     c.seed = o.seed;
+    c.warp_per_node = !thread_per_node;
     c.heap_bytes = o.heap_mib << 20;
     c.on_level = progress_printer("k-d tree (levels)", c.max_depth, o);
     viewer::Session view(o.view, "kdtree", "k-d tree", 0);

@@ -6,8 +6,11 @@
 // down, one parallel_do per level over all nodes: an open node (made in the
 // previous level) classifies its references with the shared rule
 // (rules.h), creates its two children and their chunks with `new` in device
-// code, and destroys its own chunks; finished nodes return at once, and the
-// children made during a do-all are not visited until the next one.
+// code, and destroys its own chunks; finished nodes only lend their lanes,
+// and the children made during a do-all are not visited until the next one.
+// As in the paper, the lanes of a warp split their open nodes together, one
+// node after another, and only the node's own lane allocates
+// (warp_group.h); a chunk holds 32 references, one per lane.
 // The same source is built for every back end that can free (kdtree_<back end>).
 #include <dynasoar/dynasoar.h>
 
@@ -21,6 +24,7 @@
 #include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"
 #include "example/kdtree/rules.h"
+#include "example/kdtree/warp_group.h"
 
 namespace dynasoar::example::kdtree {
 namespace {
@@ -39,6 +43,7 @@ struct Build {
   BuildCounters* counters;
   int leaf_size;
   int max_depth;
+  bool warp_per_node;  // false: every lane splits its node alone
   AllocatorT alloc;
 };
 
@@ -74,34 +79,57 @@ struct LinkChunks {
   DYNASOAR_HD void operator()(std::size_t i) const { table[i]->next = table[i + 1]; }
 };
 
-/// A reference list being written: appends in order, a new chunk whenever
-/// the last one is full.
+/// A reference list being written by a split group: every lane holds the
+/// same head, tail and fill; a batch of references from the group's lanes
+/// is appended in lane order, and the leader allocates a new chunk when the
+/// last one overflows (one at most per batch: a group has at most 32 lanes,
+/// a chunk 32 slots).
 struct ChunkWriter {
   RefChunk* head = nullptr;
   RefChunk* tail = nullptr;
   int fill = 0;
 
-  /// False if the heap is full (the do-all's check reports it).
-  DYNASOAR_HD bool append(int id, const Build& b) {
-    if (tail == nullptr || fill == kChunkRefs) {
-      RefChunk* c = new (b.alloc) RefChunk();
-      if (c == nullptr) return false;
-      platform::atomic_fetch_add(&b.counters->requests, 1ull);
-      platform::atomic_fetch_add(&b.counters->request_bytes, kChunkBytes);
-      if (tail == nullptr) {
-        head = c;
-      } else {
-        tail->size = kChunkRefs;
-        tail->next = c;
+  /// Appends `id` of each lane in `lanes`. False if the heap is full (the
+  /// do-all's check reports it); the same in every lane.
+  DYNASOAR_HD bool append(const SplitGroup& g, platform::warp::lane_mask lanes, int id, const Build& b) {
+    const int n = platform::popc(static_cast<std::uint64_t>(lanes));
+    if (n == 0) return true;
+    const int space = tail == nullptr ? 0 : kChunkRefs - fill;
+    RefChunk* fresh = nullptr;
+    if (n > space) {
+      RefChunk* made = nullptr;
+      if (g.leads()) {
+        made = new (b.alloc) RefChunk();
+        if (made != nullptr) {
+          platform::atomic_fetch_add(&b.counters->requests, 1ull);
+          platform::atomic_fetch_add(&b.counters->request_bytes, kChunkBytes);
+        }
       }
-      tail = c;
-      fill = 0;
+      fresh = g.from_leader(made);
+      if (fresh == nullptr) return false;
     }
-    tail->ids[fill++] = id;
+    if (SplitGroup::in(lanes)) {
+      const int at = SplitGroup::place(lanes);
+      if (at < space)
+        tail->ids[fill + at] = id;
+      else
+        fresh->ids[at - space] = id;
+    }
+    if (fresh == nullptr) {
+      fill += n;
+      return true;
+    }
+    if (g.leads() && tail != nullptr) {
+      tail->size = kChunkRefs;
+      tail->next = fresh;
+    }
+    if (head == nullptr) head = fresh;
+    tail = fresh;
+    fill = n - space;
     return true;
   }
-  DYNASOAR_HD void close() {
-    if (tail != nullptr) tail->size = fill;
+  DYNASOAR_HD void close(const SplitGroup& g) {
+    if (g.leads() && tail != nullptr) tail->size = fill;
   }
 };
 
@@ -131,6 +159,7 @@ class Node : public AllocatorT::Base {
   DYNASOAR_HD void export_to(Export e);
 
  private:
+  DYNASOAR_HD void split_by(const SplitGroup& g, const Build& b);
   DYNASOAR_HD void become_leaf(const Build& b) {
     axis = kLeaf;
     platform::atomic_fetch_add(&b.counters->leaf_refs, static_cast<unsigned long long>(static_cast<int>(count)));
@@ -147,12 +176,29 @@ DYNASOAR_HD inline void count_array(const Build& b, int n) {
 }
 
 DYNASOAR_HD void Node::split_level(Build b) {
-  if (axis != kOpen) return;  // finished in an earlier level
-  const int n = count, d = depth;
-  if (stop_before_split(n, d, b.leaf_size, b.max_depth)) {
-    become_leaf(b);
+  // Every lane that reaches this together takes part, open node or not.
+  const platform::warp::lane_mask present = platform::warp::present_lanes();
+  bool wants = false;
+  if (axis == kOpen) {  // else finished in an earlier level
+    if (stop_before_split(count, depth, b.leaf_size, b.max_depth))
+      become_leaf(b);
+    else
+      wants = true;
+  }
+  if (!b.warp_per_node) {
+    if (wants) split_by(SplitGroup::alone(), b);
     return;
   }
+  // The warp's open nodes one after another, each split by all its lanes.
+  for (platform::warp::lane_mask m = platform::warp::ballot(present, wants); m != 0; m &= m - 1) {
+    const SplitGroup g = SplitGroup::of(present, static_cast<unsigned>(platform::ctz(m)));
+    g.from_leader(this)->split_by(g, b);
+  }
+}
+
+/// Splits this node with the lanes of g (each lane sees the same node).
+DYNASOAR_HD void Node::split_by(const SplitGroup& g, const Build& b) {
+  const int n = count, d = depth;
   const Box c = cell;
   const int ax = longest_axis(c);
   const float s = split_position(c, ax);
@@ -160,35 +206,45 @@ DYNASOAR_HD void Node::split_level(Build b) {
   int nl = 0, nr = 0;
   for (RefChunk* k = refs; k != nullptr; k = k->next) {
     const int m = k->size;
-    for (int j = 0; j < m; ++j) {
-      const unsigned side = classify(b.bounds[k->ids[j]], ax, s);
-      nl += (side & kLeftSide) != 0 ? 1 : 0;
-      nr += (side & kRightSide) != 0 ? 1 : 0;
+    for (int base = 0; base < m; base += static_cast<int>(g.width)) {
+      const int j = base + static_cast<int>(g.rank);
+      const unsigned side = j < m ? classify(b.bounds[k->ids[j]], ax, s) : 0u;
+      nl += platform::popc(static_cast<std::uint64_t>(g.ballot((side & kLeftSide) != 0)));
+      nr += platform::popc(static_cast<std::uint64_t>(g.ballot((side & kRightSide) != 0)));
     }
   }
   if (split_is_useless(n, nl, nr)) {
-    become_leaf(b);
+    if (g.leads()) become_leaf(b);
     return;
   }
-  const int first = static_cast<int>(platform::atomic_fetch_add(&b.counters->nodes, 2ull));
-  Node* l = new (b.alloc) Node(child_cell(c, ax, s, kLeftSide), d + 1, first);
-  Node* r = new (b.alloc) Node(child_cell(c, ax, s, kRightSide), d + 1, first + 1);
+  Node* l = nullptr;
+  Node* r = nullptr;
+  if (g.leads()) {
+    const int first = static_cast<int>(platform::atomic_fetch_add(&b.counters->nodes, 2ull));
+    l = new (b.alloc) Node(child_cell(c, ax, s, kLeftSide), d + 1, first);
+    r = new (b.alloc) Node(child_cell(c, ax, s, kRightSide), d + 1, first + 1);
+    platform::atomic_fetch_add(&b.counters->requests, 2ull);
+    platform::atomic_fetch_add(&b.counters->request_bytes, 2 * kNodeBytes);
+  }
+  l = g.from_leader(l);
+  r = g.from_leader(r);
   if (l == nullptr || r == nullptr) return;  // the heap is full: parallel_do throws
-  platform::atomic_fetch_add(&b.counters->requests, 2ull);
-  platform::atomic_fetch_add(&b.counters->request_bytes, 2 * kNodeBytes);
-  // Second pass: copy the references into the children's chunks.
+  // Second pass: copy the references into the children's chunks, in order.
   ChunkWriter wl, wr;
   for (RefChunk* k = refs; k != nullptr; k = k->next) {
     const int m = k->size;
-    for (int j = 0; j < m; ++j) {
-      const int t = k->ids[j];
-      const unsigned side = classify(b.bounds[t], ax, s);
-      if ((side & kLeftSide) != 0 && !wl.append(t, b)) return;
-      if ((side & kRightSide) != 0 && !wr.append(t, b)) return;
+    for (int base = 0; base < m; base += static_cast<int>(g.width)) {
+      const int j = base + static_cast<int>(g.rank);
+      const int t = j < m ? static_cast<int>(k->ids[j]) : -1;
+      const unsigned side = j < m ? classify(b.bounds[t], ax, s) : 0u;
+      if (!wl.append(g, g.ballot((side & kLeftSide) != 0), t, b)) return;
+      if (!wr.append(g, g.ballot((side & kRightSide) != 0), t, b)) return;
     }
   }
-  wl.close();
-  wr.close();
+  wl.close(g);
+  wr.close(g);
+  // Every lane has read the parent's chunks (the ballots above wait for it).
+  if (!g.leads()) return;
   l->refs = wl.head;
   l->count = nl;
   r->refs = wr.head;
@@ -283,7 +339,7 @@ RunReport run(const Config& c) {
     if (chunks > 1) platform::parallel_for(chunks - 1, LinkChunks{table.data()}, stream);
     heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n));
     timer.mark("root");
-    const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, heap.device()};
+    const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, c.warp_per_node, heap.device()};
     unsigned long long made = 1, before = 0;
     for (int level = 0; made != before; ++level) {
       before = made;

@@ -5,10 +5,10 @@
 // by orders of magnitude (Table 3's mean and deviation). Nodes are plain
 // structs in one array, numbered by an atomic counter, so the nodes of a
 // level are a contiguous range and a level is one parallel loop over it.
-// A node is split by one thread (the paper: one warp per node, with a single
-// thread of the warp allocating); it counts its references per side with the
-// shared rule (rules.h), allocates both children's arrays, copies the
-// references and frees its own array.
+// A node is split by the lanes of a warp together, one of them allocating,
+// as in the paper (warp_group.h): they count its references per side with
+// the shared rule (rules.h), the leader allocates both children's arrays,
+// all copy the references, and the leader frees the node's own array.
 //
 // Built once per raw allocator (kdtree_raw_<allocator>): the target's
 // DYNASOAR_BACKEND property picks the allocator, as for the object form.
@@ -25,6 +25,7 @@
 #include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"
 #include "example/kdtree/rules.h"
+#include "example/kdtree/warp_group.h"
 
 namespace dynasoar::example::kdtree {
 namespace {
@@ -85,6 +86,7 @@ struct SplitLevel {
   unsigned long long capacity;
   int leaf_size;
   int max_depth;
+  bool warp_per_node;  // false: every lane splits its node alone
 
   DYNASOAR_HD void leaf(RawNode& nd, std::size_t at) const {
     nd.axis = kLeaf;
@@ -108,28 +110,68 @@ struct SplitLevel {
   }
 
   DYNASOAR_HD void operator()(std::size_t i) const {
+    // Every lane that reaches this together takes part (see warp_group.h).
+    const platform::warp::lane_mask present = platform::warp::present_lanes();
     const std::size_t at = begin + i;
     RawNode nd = nodes[at];
-    if (stop_before_split(nd.count, nd.depth, leaf_size, max_depth)) return leaf(nd, at);
+    bool wants = false;
+    if (stop_before_split(nd.count, nd.depth, leaf_size, max_depth))
+      leaf(nd, at);
+    else
+      wants = true;
+    if (!warp_per_node) {
+      if (wants) split_by(SplitGroup::alone(), at);
+      return;
+    }
+    for (platform::warp::lane_mask m = platform::warp::ballot(present, wants); m != 0; m &= m - 1) {
+      const SplitGroup g = SplitGroup::of(present, static_cast<unsigned>(platform::ctz(m)));
+      const auto node = static_cast<std::size_t>(platform::warp::shfl(present, static_cast<unsigned long long>(at), g.leader));
+      split_by(g, node);
+    }
+  }
+
+  /// Splits node `at` with the lanes of g (each lane sees the same node).
+  DYNASOAR_HD void split_by(const SplitGroup& g, std::size_t at) const {
+    RawNode nd = nodes[at];
     const int ax = longest_axis(nd.cell);
     const float s = split_position(nd.cell, ax);
+    const auto width = static_cast<int>(g.width);
     int nl = 0, nr = 0;
-    for (int j = 0; j < nd.count; ++j) {
-      const unsigned side = classify(bounds[nd.refs[j]], ax, s);
-      nl += (side & kLeftSide) != 0 ? 1 : 0;
-      nr += (side & kRightSide) != 0 ? 1 : 0;
+    for (int base = 0; base < nd.count; base += width) {
+      const int j = base + static_cast<int>(g.rank);
+      const unsigned side = j < nd.count ? classify(bounds[nd.refs[j]], ax, s) : 0u;
+      nl += platform::popc(static_cast<std::uint64_t>(g.ballot((side & kLeftSide) != 0)));
+      nr += platform::popc(static_cast<std::uint64_t>(g.ballot((side & kRightSide) != 0)));
     }
-    if (split_is_useless(nd.count, nl, nr)) return leaf(nd, at);
-    int* l = array(nl);
-    int* r = array(nr);
-    if ((nl != 0 && l == nullptr) || (nr != 0 && r == nullptr)) return;  // reported by the host
+    if (split_is_useless(nd.count, nl, nr)) {
+      if (g.leads()) leaf(nd, at);
+      return;
+    }
+    int* l = nullptr;
+    int* r = nullptr;
+    int failed = 0;
+    if (g.leads()) {  // one thread of the group allocates (Sec. 6)
+      l = array(nl);
+      r = array(nr);
+      failed = (nl != 0 && l == nullptr) || (nr != 0 && r == nullptr) ? 1 : 0;
+    }
+    if (platform::warp::shfl(g.mask, failed, g.leader) != 0) return;  // reported by the host
+    l = g.from_leader(l);
+    r = g.from_leader(r);
     int fl = 0, fr = 0;
-    for (int j = 0; j < nd.count; ++j) {
-      const int t = nd.refs[j];
-      const unsigned side = classify(bounds[t], ax, s);
-      if ((side & kLeftSide) != 0) l[fl++] = t;
-      if ((side & kRightSide) != 0) r[fr++] = t;
+    for (int base = 0; base < nd.count; base += width) {
+      const int j = base + static_cast<int>(g.rank);
+      const int t = j < nd.count ? nd.refs[j] : -1;
+      const unsigned side = j < nd.count ? classify(bounds[t], ax, s) : 0u;
+      const platform::warp::lane_mask lm = g.ballot((side & kLeftSide) != 0);
+      const platform::warp::lane_mask rm = g.ballot((side & kRightSide) != 0);
+      if ((side & kLeftSide) != 0) l[fl + SplitGroup::place(lm)] = t;
+      if ((side & kRightSide) != 0) r[fr + SplitGroup::place(rm)] = t;
+      fl += platform::popc(static_cast<std::uint64_t>(lm));
+      fr += platform::popc(static_cast<std::uint64_t>(rm));
     }
+    // Every lane has read the parent's array (the ballots above wait for it).
+    if (!g.leads()) return;
     alloc.free(nd.refs);  // Sec. 6: the parent's array goes once split
     const unsigned long long first = platform::atomic_fetch_add(&counters->nodes, 2ull);
     if (first + 2 > capacity) {  // the host sizes the array so that this cannot happen
@@ -231,7 +273,7 @@ RunReport run(const Config& c) {
     }
     platform::parallel_for(end - begin,
                            SplitLevel{pool.device(), dbounds.data(), nodes.data(), counters.data(), begin, capacity,
-                                      c.leaf_size, c.max_depth},
+                                      c.leaf_size, c.max_depth, c.warp_per_node},
                            stream);
     timer.mark("split levels");
     const BuildCounters k = counters.to_vector(stream)[0];
