@@ -88,7 +88,8 @@ RunReport run(const Config& c) {
     end = t.nodes.size();
     if (c.on_level) c.on_level(level);
   }
-  b.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  b.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   b.phases_ms["build"] = b.total_ms;
   // The leaves' references, in one array.
   for (std::size_t i = 0; i < t.nodes.size(); ++i) {

@@ -43,8 +43,8 @@ namespace {
 
 std::string box_text(const Box& b) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, "[%g %g %g]-[%g %g %g]", b.lo[0], b.lo[1], b.lo[2], b.hi[0], b.hi[1],
-                b.hi[2]);
+  std::snprintf(buf, sizeof buf, "[%g %g %g]-[%g %g %g]", b.lo[0], b.lo[1], b.lo[2], b.hi[0],
+                b.hi[1], b.hi[2]);
   return buf;
 }
 
@@ -53,7 +53,8 @@ bool same_box(const Box& a, const Box& b) { return std::memcmp(&a, &b, sizeof(Bo
 /// f(i) for i in [0, n) on the host's cores.
 template <class F>
 void parallel_range(std::size_t n, const F& f) {
-  const std::size_t threads = std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), 64));
+  const std::size_t threads =
+      std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(), 64));
   std::vector<std::thread> pool;
   for (std::size_t t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
@@ -66,7 +67,8 @@ void check_structure(const Tree& t, const Box& scene) {
   if (t.nodes.empty()) fail("the tree has no nodes");
   if (t.root < 0 || t.root >= static_cast<int>(t.nodes.size())) fail("no root node");
   if (!same_box(t.nodes[t.root].cell, scene))
-    fail("the root's cell " + box_text(t.nodes[t.root].cell) + " is not the scene's bounds " + box_text(scene));
+    fail("the root's cell " + box_text(t.nodes[t.root].cell) + " is not the scene's bounds " +
+         box_text(scene));
   std::vector<char> seen(t.nodes.size(), 0);
   std::vector<int> stack{t.root};
   std::size_t reached = 0;
@@ -78,11 +80,14 @@ void check_structure(const Tree& t, const Box& scene) {
     ++reached;
     const TreeNode& n = t.nodes[i];
     if (n.axis == kLeaf) {
-      if (n.count < 0 || n.first < 0 || n.first + n.count > static_cast<std::int64_t>(t.refs.size()))
+      if (n.count < 0 || n.first < 0 ||
+          n.first + n.count > static_cast<std::int64_t>(t.refs.size()))
         fail("leaf " + std::to_string(i) + " has a bad reference range");
       continue;
     }
-    if (n.axis < 0 || n.axis > 2) fail("node " + std::to_string(i) + " is neither a leaf nor split (axis " + std::to_string(n.axis) + ")");
+    if (n.axis < 0 || n.axis > 2)
+      fail("node " + std::to_string(i) + " is neither a leaf nor split (axis " +
+           std::to_string(n.axis) + ")");
     if (n.axis != longest_axis(n.cell) || n.split != split_position(n.cell, n.axis))
       fail("node " + std::to_string(i) + " is not split at the median of its longest axis");
     const int kids[2] = {n.left, n.right};
@@ -91,7 +96,8 @@ void check_structure(const Tree& t, const Box& scene) {
       if (kids[k] < 0 || kids[k] >= static_cast<int>(t.nodes.size()))
         fail("node " + std::to_string(i) + " has a missing child");
       const TreeNode& c = t.nodes[kids[k]];
-      if (!same_box(c.cell, child_cell(n.cell, n.axis, n.split, sides[k])) || c.depth != n.depth + 1)
+      if (!same_box(c.cell, child_cell(n.cell, n.axis, n.split, sides[k])) ||
+          c.depth != n.depth + 1)
         fail("a child of node " + std::to_string(i) + " has the wrong cell or depth");
       stack.push_back(kids[k]);
     }
@@ -147,7 +153,8 @@ void check_references(const Tree& t, const std::vector<Box>& bounds) {
   for (std::size_t i = 0; i < ntris; ++i)
     if (want[i] != holders[i])
       fail("triangle " + std::to_string(i) + " (bounds " + box_text(bounds[i]) + ") overlaps " +
-           std::to_string(want[i]) + " leaf cells but is held by " + std::to_string(holders[i]) + " leaves");
+           std::to_string(want[i]) + " leaf cells but is held by " + std::to_string(holders[i]) +
+           " leaves");
 }
 
 // --- rays ------------------------------------------------------------------------------
@@ -169,7 +176,8 @@ bool intersect(const Triangle& tri, const Ray& r, float& t) {
   const float s[3] = {r.o[0] - v0[0], r.o[1] - v0[1], r.o[2] - v0[2]};
   const float u = (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]) * inv;
   if (!(u >= 0.0f && u <= 1.0f)) return false;
-  const float q[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
+  const float q[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2],
+                      s[0] * e1[1] - s[1] * e1[0]};
   const float v = (r.d[0] * q[0] + r.d[1] * q[1] + r.d[2] * q[2]) * inv;
   if (!(v >= 0.0f && u + v <= 1.0f)) return false;
   t = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) * inv;
@@ -206,7 +214,8 @@ std::pair<double, double> slab(const Ray& r, const Box& b, double pad) {
 
 Hit trace(const Tree& t, const std::vector<Triangle>& tris, const Ray& r, double pad) {
   Hit h;
-  const double len = std::sqrt(double{r.d[0]} * r.d[0] + double{r.d[1]} * r.d[1] + double{r.d[2]} * r.d[2]);
+  const double len =
+      std::sqrt(double{r.d[0]} * r.d[0] + double{r.d[1]} * r.d[1] + double{r.d[2]} * r.d[2]);
   const double slack = pad / len;  // the padding in units of t
   int stack[256];
   int top = 0;
@@ -249,7 +258,8 @@ Ray make_ray(std::uint64_t seed, std::uint32_t k, const Box& s, const std::vecto
   Ray r{};
   float target[3];
   if (k % 2 == 0) {
-    const Triangle& tri = tris[below(random_u32(seed, k, 9, 0xCA57u), static_cast<std::uint32_t>(tris.size()))];
+    const Triangle& tri =
+        tris[below(random_u32(seed, k, 9, 0xCA57u), static_cast<std::uint32_t>(tris.size()))];
     target[0] = (tri.v[0].x + tri.v[1].x + tri.v[2].x) / 3.0f;
     target[1] = (tri.v[0].y + tri.v[1].y + tri.v[2].y) / 3.0f;
     target[2] = (tri.v[0].z + tri.v[1].z + tri.v[2].z) / 3.0f;
@@ -264,8 +274,8 @@ Ray make_ray(std::uint64_t seed, std::uint32_t k, const Box& s, const std::vecto
   return r;
 }
 
-std::vector<int> check_rays(const Tree& t, const std::vector<Triangle>& tris, const Box& s, int rays,
-                            std::uint64_t seed) {
+std::vector<int> check_rays(const Tree& t, const std::vector<Triangle>& tris, const Box& s,
+                            int rays, std::uint64_t seed) {
   float ext = 0;
   for (int a = 0; a < 3; ++a) ext = std::max(ext, s.hi[a] - s.lo[a]);
   const double pad = 1e-4 * static_cast<double>(ext) + 1e-30;
@@ -279,7 +289,8 @@ std::vector<int> check_rays(const Tree& t, const std::vector<Triangle>& tris, co
   for (int k = 0; k < rays; ++k) {
     if (tree_hits[k].id != brute[k].id)
       fail("ray " + std::to_string(k) + " hits triangle " + std::to_string(tree_hits[k].id) +
-           " through the tree but triangle " + std::to_string(brute[k].id) + " by brute force (-1: none)");
+           " through the tree but triangle " + std::to_string(brute[k].id) +
+           " by brute force (-1: none)");
     ids[k] = brute[k].id;
   }
   return ids;
@@ -338,8 +349,8 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, BuildResult&& b, std::string variant,
-                       std::string device) {
+RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, BuildResult&& b,
+                       std::string variant, std::string device) {
   const std::vector<Box> bounds = triangle_bounds(tris);
   const Box scene = scene_bounds(bounds);
   const Tree& t = b.tree;
@@ -358,8 +369,8 @@ RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, Build
     refs += static_cast<std::uint64_t>(n.count);
   }
   if (refs != b.counters.leaf_refs)
-    fail("the build counted " + std::to_string(b.counters.leaf_refs) + " references in leaves, the tree has " +
-         std::to_string(refs));
+    fail("the build counted " + std::to_string(b.counters.leaf_refs) +
+         " references in leaves, the tree has " + std::to_string(refs));
 
   std::vector<std::pair<std::string, std::string>> config;
   if (c.obj_file.empty()) {
@@ -374,8 +385,8 @@ RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, Build
   config.emplace_back("leaf size", std::to_string(c.leaf_size));
   config.emplace_back("max depth", std::to_string(c.max_depth));
   if (!c.warp_per_node) config.emplace_back("split", "one thread per node");
-  RunReport r = make_run_report("k-d tree", std::move(variant), std::move(device), std::move(config), b.total_ms,
-                                b.phases_ms);
+  RunReport r = make_run_report("k-d tree", std::move(variant), std::move(device),
+                                std::move(config), b.total_ms, b.phases_ms);
   r.checksum = checksum(t, hits);
   r.live = std::move(b.live);
   r.extra_ms = std::move(b.extra_ms);
@@ -384,18 +395,21 @@ RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, Build
   // allocation sizes (the reference arrays, root included; the object form's
   // own requests are listed apart), T_build (total_ms).
   const BuildCounters& k = b.counters;
-  const double mean = k.arrays == 0 ? 0.0 : static_cast<double>(k.array_bytes) / static_cast<double>(k.arrays);
-  const double var = k.arrays == 0 ? 0.0
-                                   : static_cast<double>(k.array_bytes_sq) / static_cast<double>(k.arrays) -
-                                         mean * mean;
+  const double mean =
+      k.arrays == 0 ? 0.0 : static_cast<double>(k.array_bytes) / static_cast<double>(k.arrays);
+  const double var =
+      k.arrays == 0
+          ? 0.0
+          : static_cast<double>(k.array_bytes_sq) / static_cast<double>(k.arrays) - mean * mean;
   r.heap.emplace_back("N_tris (triangles)", std::to_string(tris.size()));
-  r.heap.emplace_back("N_ref (references per leaf, mean)",
-                      fixed(leaves == 0 ? 0.0 : static_cast<double>(refs) / static_cast<double>(leaves), 2));
+  r.heap.emplace_back(
+      "N_ref (references per leaf, mean)",
+      fixed(leaves == 0 ? 0.0 : static_cast<double>(refs) / static_cast<double>(leaves), 2));
   r.heap.emplace_back("N_alloc (reference arrays allocated)", std::to_string(k.arrays));
   r.heap.emplace_back("allocation size mean (B)", fixed(mean, 1));
   r.heap.emplace_back("allocation size sd (B)", fixed(std::sqrt(std::max(var, 0.0)), 1));
-  r.heap.emplace_back("allocator requests of this form", std::to_string(k.requests) + " (" +
-                                                              std::to_string(k.request_bytes) + " B)");
+  r.heap.emplace_back("allocator requests of this form",
+                      std::to_string(k.requests) + " (" + std::to_string(k.request_bytes) + " B)");
   r.heap.emplace_back("nodes", std::to_string(t.nodes.size()));
   r.heap.emplace_back("leaves", std::to_string(leaves) + " (" + std::to_string(empty) + " empty)");
   r.heap.emplace_back("references in leaves", std::to_string(refs));

@@ -58,32 +58,33 @@ struct Triangle {
 
 /// One split plane of the tree, for a picture (the first levels only).
 struct SplitPlane {
-  int axis = 0;      // 0: x, 1: y, 2: z
+  int axis = 0;  // 0: x, 1: y, 2: z
   float position = 0;
-  int depth = 0;     // the split node's depth (root 0)
-  Box cell{};        // the split node's cell
+  int depth = 0;  // the split node's depth (root 0)
+  Box cell{};     // the split node's cell
 };
 
 /// What the viewer gets once the tree is built (Config::on_tree): the
 /// scene's triangles and the split planes of the first `levels` levels.
 struct TreePicture {
-  Box scene{};                        // the root cell
+  Box scene{};                                       // the root cell
   const std::vector<Triangle>* triangles = nullptr;  // valid during the call
-  std::vector<SplitPlane> planes;     // by depth, then from low to high cell
+  std::vector<SplitPlane> planes;                    // by depth, then from low to high cell
   int levels = 0;
 };
 
 struct Config {
-  std::string scene = "soup";    // soup, surface, clustered (ignored with obj_file)
+  std::string scene = "soup";  // soup, surface, clustered (ignored with obj_file)
   std::uint64_t triangles = 100000;
-  std::string obj_file;          // non-empty: load this Wavefront OBJ file instead
+  std::string obj_file;  // non-empty: load this Wavefront OBJ file instead
   std::uint64_t seed = 42;
-  int leaf_size = 8;             // a node with at most this many references is a leaf
-  int max_depth = 40;            // nodes at this depth are leaves
-  int rays = 1000;               // verification: closest-hit rays against brute force
-  bool warp_per_node = true;     // the lanes of a warp split a node together (false: one thread per node)
-  std::uint64_t heap_bytes = 0;  // 0: default_heap_bytes
-  int picture_levels = 8;        // split planes handed to on_tree
+  int leaf_size = 8;   // a node with at most this many references is a leaf
+  int max_depth = 40;  // nodes at this depth are leaves
+  int rays = 1000;     // verification: closest-hit rays against brute force
+  // The lanes of a warp split a node together (false: one thread per node).
+  bool warp_per_node = true;
+  std::uint64_t heap_bytes = 0;                     // 0: default_heap_bytes
+  int picture_levels = 8;                           // split planes handed to on_tree
   std::function<void(const TreePicture&)> on_tree;  // after the build, outside the timing
   std::function<void(int)> on_level;                // after each level of the build
 };
@@ -109,7 +110,7 @@ inline std::uint64_t default_heap_bytes(std::uint64_t n) {
 struct TreeNode {
   Box cell{};
   int depth = 0;
-  int axis = kLeaf;     // 0..2 for inner nodes
+  int axis = kLeaf;  // 0..2 for inner nodes
   float split = 0;
   int left = -1, right = -1;  // indices into Tree::nodes
   std::int64_t first = 0;     // leaves: their references are refs[first, first + count)

@@ -13,7 +13,8 @@
 int main(int argc, char** argv) {
   using namespace dynasoar::example;
   return guarded_main([&]() -> int {
-    CLI::App app{"k-d tree build with per-node triangle reference arrays (paper 000 Sec. 6 [DS], Table 3)"};
+    CLI::App app{
+        "k-d tree build with per-node triangle reference arrays (paper 000 Sec. 6 [DS], Table 3)"};
     kdtree::Config c;
     CommonOptions o;
     app.add_option("--scene", c.scene, "procedural scene")
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
     app.add_option("--triangles", c.triangles, "triangles of a procedural scene")
         ->capture_default_str()
         ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 31) - 1));
-    app.add_option("--obj", c.obj_file, "build the tree of a Wavefront OBJ file instead")->check(CLI::ExistingFile);
+    app.add_option("--obj", c.obj_file, "build the tree of a Wavefront OBJ file instead")
+        ->check(CLI::ExistingFile);
     app.add_option("--leaf-size", c.leaf_size, "a node with at most this many references is a leaf")
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
@@ -37,13 +39,18 @@ int main(int argc, char** argv) {
                  "GPU: split every node with one thread instead of the lanes of a warp together");
     // The common options, less --steps (a build has levels, not steps) and
     // --rtol (the checksum is an integer).
-    app.add_option("--seed", o.seed, "seed of the procedural scene and of the rays")->capture_default_str();
-    app.add_option("--heap-mib", o.heap_mib, "heap or pool size in MiB (default: estimated from the triangles)")
+    app.add_option("--seed", o.seed, "seed of the procedural scene and of the rays")
+        ->capture_default_str();
+    app.add_option("--heap-mib", o.heap_mib,
+                   "heap or pool size in MiB (default: estimated from the triangles)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
     app.add_flag("--json", o.json, "print one JSON object instead of the summary");
     app.add_flag("--quiet", o.quiet, "no progress output on stderr");
-    app.add_option("--expect", o.expect, "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
-        ->check([](const std::string& s) { return parse_checksum(s) ? std::string() : "not a checksum: " + s; });
+    app.add_option("--expect", o.expect,
+                   "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
+        ->check([](const std::string& s) {
+          return parse_checksum(s) ? std::string() : "not a checksum: " + s;
+        });
     add_viewer_options(app, o.view, false);
     CLI11_PARSE(app, argc, argv);
     o.view.hold = o.view.render;  // one picture: the window stays until q
@@ -54,8 +61,9 @@ int main(int argc, char** argv) {
     viewer::Session view(o.view, "kdtree", "k-d tree", 0);
     if (view.active())
       c.on_tree = [&view](const kdtree::TreePicture& p) {
-        view.show(0, viewer::kKdtreeWidth, viewer::kKdtreeHeight, [&p](viewer::Canvas& out) { viewer::render(p, out); },
-                  viewer::population(p));
+        view.show(
+            0, viewer::kKdtreeWidth, viewer::kKdtreeHeight,
+            [&p](viewer::Canvas& out) { viewer::render(p, out); }, viewer::population(p));
       };
     const int code = finish(kdtree::run(c), o);
     view.hold();

@@ -35,7 +35,8 @@ using AllocatorT = dynasoar::Allocator<Node, RefChunk>;
 
 // Bytes of the objects' fields, for the count of requested bytes.
 constexpr unsigned long long kChunkBytes = sizeof(void*) + sizeof(int) + sizeof(int) * kChunkRefs;
-constexpr unsigned long long kNodeBytes = sizeof(Box) + 3 * sizeof(void*) + sizeof(float) + 4 * sizeof(int);
+constexpr unsigned long long kNodeBytes =
+    sizeof(Box) + 3 * sizeof(void*) + sizeof(float) + 4 * sizeof(int);
 
 /// What a split needs besides the node (passed to every do-all by value).
 struct Build {
@@ -56,10 +57,12 @@ struct Export {
 
 class RefChunk : public AllocatorT::Base {
  public:
+  // clang-format off
   declare_field_types(RefChunk, RefChunk*, int, int[kChunkRefs])
   Field<RefChunk, 0> next;
   Field<RefChunk, 1> size;  // references used, at most kChunkRefs
   Field<RefChunk, 2> ids;
+  // clang-format on
 
   DYNASOAR_HD RefChunk() : next(nullptr), size(0) {}
   /// The root's chunk i of `n` references (parallel_new): triangles
@@ -91,7 +94,8 @@ struct ChunkWriter {
 
   /// Appends `id` of each lane in `lanes`. False if the heap is full (the
   /// do-all's check reports it); the same in every lane.
-  DYNASOAR_HD bool append(const SplitGroup& g, platform::warp::lane_mask lanes, int id, const Build& b) {
+  DYNASOAR_HD bool append(const SplitGroup& g, platform::warp::lane_mask lanes, int id,
+                          const Build& b) {
     const int n = platform::popc(static_cast<std::uint64_t>(lanes));
     if (n == 0) return true;
     const int space = tail == nullptr ? 0 : kChunkRefs - fill;
@@ -135,24 +139,39 @@ struct ChunkWriter {
 
 class Node : public AllocatorT::Base {
  public:
+  // clang-format off
   declare_field_types(Node, Box, RefChunk*, Node*, Node*, float, int, int, int, int)
   Field<Node, 0> cell;
-  Field<Node, 1> refs;   // first chunk (null once split, or for an empty node)
+  Field<Node, 1> refs;  // first chunk (null once split, or for an empty node)
   Field<Node, 2> left;
   Field<Node, 3> right;
   Field<Node, 4> split;  // the plane's position on `axis`
   Field<Node, 5> count;  // references
   Field<Node, 6> depth;
-  Field<Node, 7> id;     // 0 .. nodes - 1, in order of creation within a level's atomics
-  Field<Node, 8> axis;   // kOpen, kLeaf, or the split axis 0..2
+  Field<Node, 7> id;    // 0 .. nodes - 1 from an atomic counter (differs between runs)
+  Field<Node, 8> axis;  // kOpen, kLeaf, or the split axis 0..2
 
   /// The root (parallel_new of one): all n triangles in the chunks of `table`.
   DYNASOAR_HD Node(int, Box c, RefChunk** table, int n)
-      : cell(c), refs(n > 0 ? table[0] : nullptr), left(nullptr), right(nullptr), split(0.0f), count(n),
-        depth(0), id(0), axis(kOpen) {}
+      : cell(c),
+        refs(n > 0 ? table[0] : nullptr),
+        left(nullptr),
+        right(nullptr),
+        split(0.0f),
+        count(n),
+        depth(0),
+        id(0),
+        axis(kOpen) {}
   /// A child, open until the next level's do-all.
   DYNASOAR_HD Node(const Box& c, int d, int i)
-      : cell(c), refs(nullptr), left(nullptr), right(nullptr), split(0.0f), count(0), depth(d), id(i),
+      : cell(c),
+        refs(nullptr),
+        left(nullptr),
+        right(nullptr),
+        split(0.0f),
+        count(0),
+        depth(d),
+        id(i),
         axis(kOpen) {}
 
   DYNASOAR_HD void split_level(Build b);
@@ -162,7 +181,8 @@ class Node : public AllocatorT::Base {
   DYNASOAR_HD void split_by(const SplitGroup& g, const Build& b);
   DYNASOAR_HD void become_leaf(const Build& b) {
     axis = kLeaf;
-    platform::atomic_fetch_add(&b.counters->leaf_refs, static_cast<unsigned long long>(static_cast<int>(count)));
+    platform::atomic_fetch_add(&b.counters->leaf_refs,
+                               static_cast<unsigned long long>(static_cast<int>(count)));
   }
 };
 
@@ -292,7 +312,9 @@ DYNASOAR_HD void Node::export_to(Export e) {
 
 /// Byte allocators keep a registry whose compaction time they report.
 template <class H>
-concept HasRegistry = requires(const H& h) { h.enumeration_seconds(); };
+concept HasRegistry = requires(const H& h) {
+  h.enumeration_seconds();
+};
 
 template <class H>
 double enumeration_seconds(const H& h) {
@@ -339,7 +361,8 @@ RunReport run(const Config& c) {
     if (chunks > 1) platform::parallel_for(chunks - 1, LinkChunks{table.data()}, stream);
     heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n));
     timer.mark("root");
-    const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, c.warp_per_node, heap.device()};
+    const Build b{dbounds.data(), counters.data(), c.leaf_size,
+                  c.max_depth,    c.warp_per_node, heap.device()};
     unsigned long long made = 1, before = 0;
     for (int level = 0; made != before; ++level) {
       before = made;
@@ -349,8 +372,9 @@ RunReport run(const Config& c) {
       if (c.on_level) c.on_level(level);
     }
   } catch (const OutOfMemory& e) {
-    throw OutOfMemory(std::string(e.what()) + " (k-d tree of " + std::to_string(n) + " triangles in " +
-                      std::to_string(heap.heap_bytes() >> 20) + " MiB: give a larger --heap-mib)");
+    throw OutOfMemory(std::string(e.what()) + " (k-d tree of " + std::to_string(n) +
+                      " triangles in " + std::to_string(heap.heap_bytes() >> 20) +
+                      " MiB: give a larger --heap-mib)");
   }
 
   BuildResult res;
@@ -360,12 +384,14 @@ RunReport run(const Config& c) {
     res.extra_ms.emplace_back("registry enumeration (host clock)",
                               (enumeration_seconds(heap) - enumeration_before) * 1e3);
   res.counters = counters.to_vector(stream)[0];
-  if (res.counters.nodes >= (1ull << 31)) throw std::runtime_error("k-d tree: more than 2^31 nodes");
+  if (res.counters.nodes >= (1ull << 31))
+    throw std::runtime_error("k-d tree: more than 2^31 nodes");
   // The tree, copied out for the checks (untimed).
   {
     const auto nodes = static_cast<std::size_t>(res.counters.nodes);
     platform::Buffer<TreeNode> out(nodes);
-    platform::Buffer<int> refs(std::max<std::size_t>(1, static_cast<std::size_t>(res.counters.leaf_refs)));
+    platform::Buffer<int> refs(
+        std::max<std::size_t>(1, static_cast<std::size_t>(res.counters.leaf_refs)));
     platform::Buffer<unsigned long long> cursor(1);
     cursor.zero(stream);
     heap.parallel_do<Node, &Node::export_to>(Export{out.data(), refs.data(), cursor.data()});

@@ -43,7 +43,8 @@ using Raw = cmalloc::AtomicMalloc;  // never frees: paper 000's lower bound on t
 #elif defined(DYNASOAR_BACKEND_CUDA_MALLOC)
 using Raw = cmalloc::CudaMalloc;
 #else
-#error "the raw k-d tree build needs a raw allocator: build it with DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc or cuda_malloc"
+#error \
+    "the raw k-d tree build needs a raw allocator: build it with DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc or cuda_malloc"
 #endif
 
 struct RawNode {
@@ -51,7 +52,7 @@ struct RawNode {
   int* refs;  // count references, from the allocator (null if count is 0 or once split)
   int count;
   int depth;
-  int axis;   // kOpen, kLeaf or 0..2
+  int axis;  // kOpen, kLeaf or 0..2
   float split;
   int left, right;
 };
@@ -125,7 +126,8 @@ struct SplitLevel {
     }
     for (platform::warp::lane_mask m = platform::warp::ballot(present, wants); m != 0; m &= m - 1) {
       const SplitGroup g = SplitGroup::of(present, static_cast<unsigned>(platform::ctz(m)));
-      const auto node = static_cast<std::size_t>(platform::warp::shfl(present, static_cast<unsigned long long>(at), g.leader));
+      const auto node = static_cast<std::size_t>(
+          platform::warp::shfl(present, static_cast<unsigned long long>(at), g.leader));
       split_by(g, node);
     }
   }
@@ -242,15 +244,17 @@ RunReport run(const Config& c) {
   auto check = [&](const BuildCounters& k) {
     if (k.failed != 0) {
       pool.clear_errors();
-      throw OutOfMemory(std::string("k-d tree: the ") + Raw::kName + " pool of " + std::to_string(pool.bytes() >> 20) +
-                        " MiB is out of memory (" + std::to_string(k.failed) +
+      throw OutOfMemory(std::string("k-d tree: the ") + Raw::kName + " pool of " +
+                        std::to_string(pool.bytes() >> 20) + " MiB is out of memory (" +
+                        std::to_string(k.failed) +
                         " reference arrays did not fit); give a larger --heap-mib");
     }
   };
 
   PhaseTimer timer(stream);
   timer.start();
-  platform::parallel_for(1, MakeRoot{pool.device(), nodes.data(), scene, static_cast<int>(n)}, stream);
+  platform::parallel_for(1, MakeRoot{pool.device(), nodes.data(), scene, static_cast<int>(n)},
+                         stream);
   platform::parallel_for(n, FillRoot{nodes.data()}, stream);
   timer.mark("root");
   if (pool.out_of_memory()) {
@@ -272,8 +276,8 @@ RunReport run(const Config& c) {
       timer.mark("node array growth");
     }
     platform::parallel_for(end - begin,
-                           SplitLevel{pool.device(), dbounds.data(), nodes.data(), counters.data(), begin, capacity,
-                                      c.leaf_size, c.max_depth, c.warp_per_node},
+                           SplitLevel{pool.device(), dbounds.data(), nodes.data(), counters.data(),
+                                      begin, capacity, c.leaf_size, c.max_depth, c.warp_per_node},
                            stream);
     timer.mark("split levels");
     const BuildCounters k = counters.to_vector(stream)[0];
@@ -287,7 +291,8 @@ RunReport run(const Config& c) {
   res.total_ms = timer.total_ms();
   res.phases_ms = timer.phases_ms();
   res.counters = counters.to_vector(stream)[0];
-  if (res.counters.nodes >= (1ull << 31)) throw std::runtime_error("k-d tree: more than 2^31 nodes");
+  if (res.counters.nodes >= (1ull << 31))
+    throw std::runtime_error("k-d tree: more than 2^31 nodes");
   // The tree, copied out for the checks (untimed); then the leaves' arrays go.
   {
     const std::vector<RawNode> host = nodes.to_vector(stream);
@@ -322,7 +327,8 @@ RunReport run(const Config& c) {
   }
   res.live = {{"nodes", res.counters.nodes}};
   res.heap.emplace_back("pool", std::to_string(pool.bytes() >> 20) + " MiB");
-  return finish_build(c, tris, std::move(res), std::string("raw ") + Raw::kName, device_description());
+  return finish_build(c, tris, std::move(res), std::string("raw ") + Raw::kName,
+                      device_description());
 }
 
 }  // namespace dynasoar::example::kdtree

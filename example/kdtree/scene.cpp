@@ -57,7 +57,8 @@ std::vector<Triangle> soup(std::uint64_t n, std::uint64_t seed) {
   std::vector<Triangle> out(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     const auto id = static_cast<std::uint32_t>(i);
-    const Vec3 c{unit(seed, id, kCentre, 0), unit(seed, id, kCentre, 1), unit(seed, id, kCentre, 2)};
+    const Vec3 c{unit(seed, id, kCentre, 0), unit(seed, id, kCentre, 1),
+                 unit(seed, id, kCentre, 2)};
     out[i] = small_triangle(seed, id, c, half);
   }
   return out;
@@ -69,7 +70,8 @@ std::vector<Triangle> clustered(std::uint64_t n, std::uint64_t seed) {
   constexpr std::uint32_t kClusters = 8;
   Vec3 centres[kClusters];
   for (std::uint32_t k = 0; k < kClusters; ++k)
-    centres[k] = {0.15f + 0.7f * unit(seed, k, kCluster, 0), 0.15f + 0.7f * unit(seed, k, kCluster, 1),
+    centres[k] = {0.15f + 0.7f * unit(seed, k, kCluster, 0),
+                  0.15f + 0.7f * unit(seed, k, kCluster, 1),
                   0.15f + 0.7f * unit(seed, k, kCluster, 2)};
   const float half = 0.25f / static_cast<float>(cube_side(n));
   std::vector<Triangle> out(n);
@@ -108,7 +110,8 @@ std::vector<Triangle> surface(std::uint64_t n, std::uint64_t seed) {
     auto point = [&](int f, int i, int j) {
       const int a = f / 2;
       const float sign = f % 2 == 0 ? 1.0f : -1.0f;
-      const float u = static_cast<float>(2 * i - kDiv) / kDiv, v = static_cast<float>(2 * j - kDiv) / kDiv;
+      const float u = static_cast<float>(2 * i - kDiv) / kDiv,
+                  v = static_cast<float>(2 * j - kDiv) / kDiv;
       float p[3];
       p[a] = sign;
       p[(a + 1) % 3] = u * sign;  // keeps the winding consistent across faces
@@ -162,8 +165,9 @@ std::vector<Triangle> load_obj(const std::string& file) {
     if (w.empty()) continue;
     if (w[0] == "v") {
       if (w.size() < 4 || w.size() > 5)
-        obj_error(file, number, "a vertex needs 3 coordinates (and an optional w), got " +
-                                    std::to_string(w.size() - 1));
+        obj_error(file, number,
+                  "a vertex needs 3 coordinates (and an optional w), got " +
+                      std::to_string(w.size() - 1));
       float xyz[3];
       for (int k = 0; k < 3; ++k) {
         const char* s = w[k + 1].c_str();
@@ -176,7 +180,8 @@ std::vector<Triangle> load_obj(const std::string& file) {
       vertices.push_back({xyz[0], xyz[1], xyz[2]});
     } else if (w[0] == "f") {
       if (w.size() < 4)
-        obj_error(file, number, "a face needs at least 3 vertices, got " + std::to_string(w.size() - 1));
+        obj_error(file, number,
+                  "a face needs at least 3 vertices, got " + std::to_string(w.size() - 1));
       std::vector<std::size_t> face;
       for (std::size_t k = 1; k < w.size(); ++k) {
         // "i", "i/t", "i//n" or "i/t/n": only the vertex index i matters here.
@@ -186,12 +191,14 @@ std::vector<Triangle> load_obj(const std::string& file) {
         errno = 0;
         const long long i = std::strtoll(s, &end, 10);
         if (index.empty() || end == s || *end != '\0' || errno == ERANGE)
-          obj_error(file, number, "face vertex \"" + w[k] + "\" does not start with a vertex index");
+          obj_error(file, number,
+                    "face vertex \"" + w[k] + "\" does not start with a vertex index");
         // Negative indices count back from the last vertex defined so far.
         const long long resolved = i < 0 ? static_cast<long long>(vertices.size()) + i : i - 1;
         if (i == 0 || resolved < 0 || resolved >= static_cast<long long>(vertices.size()))
-          obj_error(file, number, "vertex index " + std::to_string(i) + " is out of range (" +
-                                      std::to_string(vertices.size()) + " vertices defined so far)");
+          obj_error(file, number,
+                    "vertex index " + std::to_string(i) + " is out of range (" +
+                        std::to_string(vertices.size()) + " vertices defined so far)");
         face.push_back(static_cast<std::size_t>(resolved));
       }
       for (std::size_t k = 1; k + 1 < face.size(); ++k)  // a fan around the first vertex
@@ -200,7 +207,8 @@ std::vector<Triangle> load_obj(const std::string& file) {
     // Other statements (vt, vn, o, g, s, usemtl, mtllib, l, ...) do not matter for the build.
   }
   if (tris.empty()) throw std::runtime_error(file + ": no faces (the file has no \"f\" lines)");
-  if (tris.size() >= (std::uint64_t{1} << 31)) throw std::runtime_error(file + ": too many triangles");
+  if (tris.size() >= (std::uint64_t{1} << 31))
+    throw std::runtime_error(file + ": too many triangles");
   return tris;
 }
 

@@ -46,8 +46,8 @@ struct SplitGroup {
   /// The leader's pointer, in every lane.
   template <class T>
   DYNASOAR_HD T* from_leader(T* p) const {
-    const auto v = platform::warp::shfl(mask, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)),
-                                        leader);
+    const auto v = platform::warp::shfl(
+        mask, static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(p)), leader);
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(v));
   }
 
