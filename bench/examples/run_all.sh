@@ -7,6 +7,7 @@
 #
 #   bench/examples/run_all.sh BIN_DIR OUT_DIR [REPS] [TIMEOUT_S]
 #   SMALL=1 bench/examples/run_all.sh ...   # the golden-run sizes: a quick check of the pipeline
+#   ONLY='^(wator|nbody)' bench/examples/run_all.sh ...   # the problems whose names match (wator-trace: the traces)
 #
 # A variant that exceeds TIMEOUT_S seconds is recorded as failed with the
 # reason; the others still run.
@@ -19,6 +20,7 @@ here=$(dirname "$0")
 status=0
 run() {  # name example args... [--rtol X: for run_examples.py, not the program]
   local name=$1 example=$2; shift 2
+  [[ $name =~ ${ONLY:-.} ]] || return 0
   local rtol=()
   if [[ ${*: -2:1} == --rtol ]]; then rtol=(--rtol "${*: -1}"); set -- "${@:1:$#-2}"; fi
   python3 "$here/run_examples.py" --bin "$bin" --example "$example" --name "$name" --args "$*" \
@@ -26,6 +28,7 @@ run() {  # name example args... [--rtol X: for run_examples.py, not the program]
 }
 trace_wator() {  # wa-tor per step on every variant (paper Fig. 12a, 12d): wator-trace-<variant>.csv
   local exe v
+  [[ wator-trace =~ ${ONLY:-.} ]] || return 0
   for exe in "$bin"/wator_*; do
     [[ -x $exe ]] || continue
     v=${exe##*/wator_}
