@@ -217,6 +217,46 @@ struct FreeLeaves {
   }
 };
 
+/// Bytes of the largest chunk of a fresh pool of `bytes`: for the circular
+/// allocators the root chunk of the pre-split pattern (paper 000 Eq. 1; one
+/// pattern per multiprocessor for CMMalloc and CFMMalloc), else the pool.
+template <class A = Raw>  // a template, so that the discarded branch may name what A lacks
+std::uint64_t largest_chunk(std::uint64_t bytes) {
+  if constexpr (A::kCircular) {
+    const std::uint32_t heaps = A::kMultiOffset ? platform::processors() : 1u;
+    const cmalloc::PreSplit p =
+        cmalloc::PreSplit::plan(bytes / cmalloc::kAlignment, heaps,
+                                static_cast<std::uint32_t>((cmalloc::PoolOptions{}.min_chunk_bytes +
+                                                            cmalloc::kAlignment - 1) /
+                                                           cmalloc::kAlignment));
+    return static_cast<std::uint64_t>(p.root) * cmalloc::kAlignment;
+  } else {
+    return bytes;
+  }
+}
+
+/// The pool: --heap-mib or the default, which grows until a fresh pool can
+/// serve the root array at all. Chunks merge only on free (Sec. 5), so a
+/// request larger than every pre-split chunk fails however empty the pool
+/// is; with one pattern per multiprocessor, that happens to the root array
+/// of a few hundred thousand triangles in the default pool.
+std::uint64_t pool_bytes(const Config& c, std::uint64_t n) {
+  const std::uint64_t need = 4 * n + cmalloc::kAlignment;  // the array and its chunk header
+  const std::uint64_t given = c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(n);
+  if (largest_chunk(given) >= need) return given;
+  const std::uint64_t most = cmalloc::kMaxGranules * cmalloc::kAlignment;  // 31-bit offsets
+  std::uint64_t enough = given;
+  while (largest_chunk(enough) < need && enough * 2 <= most) enough *= 2;
+  if (c.heap_bytes == 0 && largest_chunk(enough) >= need) return enough;
+  throw std::invalid_argument(
+      std::string(Raw::kName) + ": the largest chunk of a fresh pool of " +
+      std::to_string(given >> 20) + " MiB is " + std::to_string(largest_chunk(given)) +
+      " bytes, the root array needs " + std::to_string(need) +
+      (largest_chunk(enough) >= need
+           ? "; give --heap-mib " + std::to_string((enough >> 20) + 1) + " or more"
+           : "; the scene is too large for this allocator"));
+}
+
 }  // namespace
 
 RunReport run(const Config& c) {
@@ -224,7 +264,7 @@ RunReport run(const Config& c) {
   const std::vector<Box> bounds = triangle_bounds(tris);
   const Box scene = scene_bounds(bounds);
   const std::size_t n = tris.size();
-  cmalloc::PoolHandle<Raw> pool(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(n));
+  cmalloc::PoolHandle<Raw> pool(pool_bytes(c, n));
   platform::Stream stream;
   platform::Buffer<Box> dbounds(n);
   dbounds.copy_from_host(bounds.data(), n, 0, stream);
