@@ -13,6 +13,7 @@
 // The same source is built for every back end that can free (gol_<back end>).
 #include <dynasoar/dynasoar.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -98,6 +99,10 @@ class Candidate : public Agent {
   }
 };
 
+/// Marks an empty cell while one of its alive neighbours makes its
+/// candidate (Alive::create_candidates); never dereferenced.
+inline Agent* const kClaimed = reinterpret_cast<Agent*>(std::uintptr_t{1});
+
 DYNASOAR_HD int Agent::alive_neighbors(const World& w) const {
   int n = 0;
   for (int k = 0; k < 8; ++k) {
@@ -118,11 +123,16 @@ DYNASOAR_HD void Alive::create_candidates(World w) {
     const int c = w.grid.neighbor(cell, k);
     Cell* there = w.cells[c];
     if (platform::atomic_load(&there->agent) != nullptr) continue;
-    Candidate* made = new (w.alloc) Candidate(c);
-    if (made == nullptr) return;  // the heap is full: check_errors reports it
+    // The first alive neighbour to claim the empty cell makes its candidate;
+    // the others see the claim and move on. (Making a candidate first and
+    // destroying it when another neighbour was first cost a `new` and a
+    // `destroy` per losing neighbour.) Nothing in this phase dereferences
+    // the claim; the candidate replaces it before the phase ends.
     Agent* expected = nullptr;
-    if (!platform::atomic_compare_exchange(&there->agent, expected, static_cast<Agent*>(made)))
-      dynasoar::destroy(w.alloc, made);  // another alive neighbour was first
+    if (!platform::atomic_compare_exchange(&there->agent, expected, kClaimed)) continue;
+    Candidate* made = new (w.alloc) Candidate(c);
+    platform::atomic_store(&there->agent, static_cast<Agent*>(made));
+    if (made == nullptr) return;  // the heap is full (cell left empty): check_errors reports it
   }
 }
 
