@@ -375,12 +375,11 @@ RunReport finish_build(const Config& c, const std::vector<Triangle>& tris, Build
   std::vector<std::pair<std::string, std::string>> config;
   if (c.obj_file.empty()) {
     config.emplace_back("scene", c.scene);
-    config.emplace_back("seed", std::to_string(c.seed));
   } else {
-    config.emplace_back("scene", c.obj_file.substr(c.obj_file.find_last_of('/') == std::string::npos
-                                                       ? 0
-                                                       : c.obj_file.find_last_of('/') + 1));
+    const std::size_t slash = c.obj_file.find_last_of('/');
+    config.emplace_back("scene", c.obj_file.substr(slash == std::string::npos ? 0 : slash + 1));
   }
+  config.emplace_back("seed", std::to_string(c.seed));  // of the scene and of the rays
   config.emplace_back("triangles", std::to_string(tris.size()));
   config.emplace_back("leaf size", std::to_string(c.leaf_size));
   config.emplace_back("max depth", std::to_string(c.max_depth));

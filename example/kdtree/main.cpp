@@ -17,14 +17,17 @@ int main(int argc, char** argv) {
         "k-d tree build with per-node triangle reference arrays (paper 000 Sec. 6 [DS], Table 3)"};
     kdtree::Config c;
     CommonOptions o;
-    app.add_option("--scene", c.scene, "procedural scene")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"soup", "surface", "clustered"}));
-    app.add_option("--triangles", c.triangles, "triangles of a procedural scene")
-        ->capture_default_str()
-        ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 31) - 1));
+    CLI::Option* scene = app.add_option("--scene", c.scene, "procedural scene")
+                             ->capture_default_str()
+                             ->check(CLI::IsMember({"soup", "surface", "clustered"}));
+    CLI::Option* triangles =
+        app.add_option("--triangles", c.triangles, "triangles of a procedural scene")
+            ->capture_default_str()
+            ->check(CLI::Range(std::uint64_t{1}, (std::uint64_t{1} << 31) - 1));
     app.add_option("--obj", c.obj_file, "build the tree of a Wavefront OBJ file instead")
-        ->check(CLI::ExistingFile);
+        ->check(CLI::ExistingFile)
+        ->excludes(scene)
+        ->excludes(triangles);
     app.add_option("--leaf-size", c.leaf_size, "a node with at most this many references is a leaf")
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
