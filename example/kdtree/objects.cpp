@@ -9,8 +9,9 @@
 // code, and destroys its own chunks; finished nodes only lend their lanes,
 // and the children made during a do-all are not visited until the next one.
 // As in the paper, the lanes of a warp split their open nodes together, one
-// node after another, and only the node's own lane allocates
-// (warp_group.h); a chunk holds 32 references, one per lane.
+// node after another (warp_group.h); the node's own lane makes the
+// children, the lanes allocate the chunks together (ChunkWriter) and
+// destroy the parent's in turn; a chunk holds 32 references, one per lane.
 // The same source is built for every back end that can free (kdtree_<back end>).
 #include <dynasoar/dynasoar.h>
 
@@ -84,13 +85,48 @@ struct LinkChunks {
 
 /// A reference list being written by a split group: every lane holds the
 /// same head, tail and fill; a batch of references from the group's lanes
-/// is appended in lane order, and the leader allocates a new chunk when the
-/// last one overflows (one at most per batch: a group has at most 32 lanes,
-/// a chunk 32 slots).
+/// is appended in lane order, and a new chunk is started when the last one
+/// overflows (one at most per batch: a group has at most 32 lanes, a chunk
+/// 32 slots). The list takes exactly ceil(refs / 32) chunks, so the lanes
+/// allocate them ahead, up to one each at a time: requests made together
+/// are served together (the allocators coalesce a warp's requests), where
+/// one lane would make them one after another.
 struct ChunkWriter {
   RefChunk* head = nullptr;
   RefChunk* tail = nullptr;
   int fill = 0;
+  int needed = 0;             // chunks the list takes in all
+  int taken = 0;              // chunks started so far
+  int stock = 0;              // chunks allocated ahead in the current round (one per lane)
+  int used = 0;               // of those, taken
+  RefChunk* spare = nullptr;  // this lane's chunk of the round (the only per-lane value)
+
+  DYNASOAR_HD explicit ChunkWriter(int refs) : needed((refs + kChunkRefs - 1) / kChunkRefs) {}
+
+  /// The next chunk, the same in every lane; nullptr if the heap is full.
+  DYNASOAR_HD RefChunk* next_chunk(const SplitGroup& g, const Build& b) {
+    if (used == stock) {  // a new round: lanes 0 .. stock - 1 of the group allocate
+      const int left = needed - taken;
+      stock = left < static_cast<int>(g.width) ? left : static_cast<int>(g.width);
+      used = 0;
+      spare = nullptr;
+      if (static_cast<int>(g.rank) < stock) {
+        spare = new (b.alloc) RefChunk();
+        if (spare != nullptr) {
+          platform::atomic_fetch_add(&b.counters->requests, 1ull);
+          platform::atomic_fetch_add(&b.counters->request_bytes, kChunkBytes);
+        }
+      }
+      if (g.ballot(static_cast<int>(g.rank) < stock && spare == nullptr) != 0 || stock <= 0)
+        return nullptr;
+    }
+    const platform::warp::lane_mask owner = g.ballot(static_cast<int>(g.rank) == used);
+    RefChunk* c = SplitGroup{g.mask, static_cast<unsigned>(platform::ctz(owner)), g.rank, g.width}
+                      .from_leader(spare);
+    ++used;
+    ++taken;
+    return c;
+  }
 
   /// Appends `id` of each lane in `lanes`. False if the heap is full (the
   /// do-all's check reports it); the same in every lane.
@@ -101,15 +137,7 @@ struct ChunkWriter {
     const int space = tail == nullptr ? 0 : kChunkRefs - fill;
     RefChunk* fresh = nullptr;
     if (n > space) {
-      RefChunk* made = nullptr;
-      if (g.leads()) {
-        made = new (b.alloc) RefChunk();
-        if (made != nullptr) {
-          platform::atomic_fetch_add(&b.counters->requests, 1ull);
-          platform::atomic_fetch_add(&b.counters->request_bytes, kChunkBytes);
-        }
-      }
-      fresh = g.from_leader(made);
+      fresh = next_chunk(g, b);
       if (fresh == nullptr) return false;
     }
     if (SplitGroup::in(lanes)) {
@@ -250,7 +278,7 @@ DYNASOAR_HD void Node::split_by(const SplitGroup& g, const Build& b) {
   r = g.from_leader(r);
   if (l == nullptr || r == nullptr) return;  // the heap is full: parallel_do throws
   // Second pass: copy the references into the children's chunks, in order.
-  ChunkWriter wl, wr;
+  ChunkWriter wl(nl), wr(nr);
   for (RefChunk* k = refs; k != nullptr; k = k->next) {
     const int m = k->size;
     for (int base = 0; base < m; base += static_cast<int>(g.width)) {
@@ -263,7 +291,16 @@ DYNASOAR_HD void Node::split_by(const SplitGroup& g, const Build& b) {
   }
   wl.close(g);
   wr.close(g);
-  // Every lane has read the parent's chunks (the ballots above wait for it).
+  // The parent's references are no longer needed (Sec. 6: freed once
+  // split). The lanes take turns destroying its chunks; each chunk goes
+  // only after every lane has read its successor (the ballot).
+  int turn = 0;
+  for (RefChunk* k = refs; k != nullptr; ++turn) {
+    RefChunk* next = k->next;
+    g.ballot(true);
+    if (turn % static_cast<int>(g.width) == static_cast<int>(g.rank)) dynasoar::destroy(b.alloc, k);
+    k = next;
+  }
   if (!g.leads()) return;
   l->refs = wl.head;
   l->count = nl;
@@ -271,12 +308,6 @@ DYNASOAR_HD void Node::split_by(const SplitGroup& g, const Build& b) {
   r->count = nr;
   count_array(b, nl);
   count_array(b, nr);
-  // The parent's references are no longer needed (Sec. 6: freed once split).
-  for (RefChunk* k = refs; k != nullptr;) {
-    RefChunk* next = k->next;
-    dynasoar::destroy(b.alloc, k);
-    k = next;
-  }
   refs = nullptr;
   left = l;
   right = r;
