@@ -341,20 +341,6 @@ DYNASOAR_HD void Node::export_to(Export e) {
   }
 }
 
-/// Byte allocators keep a registry whose compaction time they report.
-template <class H>
-concept HasRegistry = requires(const H& h) {
-  h.enumeration_seconds();
-};
-
-template <class H>
-double enumeration_seconds(const H& h) {
-  if constexpr (HasRegistry<H>)
-    return h.enumeration_seconds();
-  else
-    return 0.0;
-}
-
 }  // namespace
 
 RunReport run(const Config& c) {

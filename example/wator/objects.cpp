@@ -177,18 +177,6 @@ DYNASOAR_HD void Cell::write_frame(std::uint8_t* out) {
   out[id] = static_cast<std::uint8_t>(a == nullptr ? Kind::kEmpty : a->is_a<Shark>() ? Kind::kShark : Kind::kFish);
 }
 
-/// Byte allocators keep a registry whose compaction time they report.
-template <class H>
-concept HasRegistry = requires(const H& h) { h.enumeration_seconds(); };
-
-template <class H>
-double enumeration_seconds(const H& h) {
-  if constexpr (HasRegistry<H>)
-    return h.enumeration_seconds();
-  else
-    return 0.0;
-}
-
 /// --trace's record of a step: agents and the fill of their blocks.
 template <class H>
 StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
