@@ -83,40 +83,47 @@ struct DoAll {
 };
 
 /// parallel_new, first step: worker g takes a free block for the objects
-/// g * cap .. g * cap + cap - 1 with their slots already reserved (a block
-/// born full is not active), and writes its index to blocks[g]; kNoBit and
-/// the out-of-memory flag when none is free. Objects made one `new` at a
-/// time land where each warp's search leads, which left n-body's blocks half
-/// full and their slots scattered: its do-alls ran half-empty warps and
-/// device_do took the slow path for partial blocks.
-struct ClaimFilledBlocks {
+/// g * cap .. g * cap + cap - 1 with all its slots already reserved (a
+/// block born full is not active) and writes its index to blocks[g], or
+/// kNoBit when no block is free (the second step then makes those objects
+/// one `new` at a time). Objects made one `new` at a time land where each
+/// warp's search leads, which left n-body's blocks half full and their
+/// slots scattered: its do-alls ran half-empty warps and device_do took the
+/// slow path for partial blocks.
+struct ClaimFullBlocks {
   HeapState* state;
   bit_index* blocks;
-  std::uint64_t objects;
   unsigned type;
   unsigned cap;
   DYNASOAR_HD void operator()(std::size_t g) const {
-    const std::uint64_t first = static_cast<std::uint64_t>(g) * cap;
-    const auto count = static_cast<unsigned>(objects - first < cap ? objects - first : cap);
-    const bit_index b = state->initialize_block(type, cap, platform::mix64(g), platform::low_bits(count));
-    if (b == kNoBit) platform::atomic_fetch_or(state->error, static_cast<unsigned>(kHeapOutOfMemory));
-    blocks[g] = b;
+    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), kAllSlots);
   }
 };
 
-/// parallel_new, second step: object i is T(i, args...) in slot i % kCapacity
-/// of the block claimed for it, so consecutive objects share blocks.
-template <class T, class Pack, unsigned kType, unsigned kCapacity>
+/// parallel_new, second step: object i is T(i, args...), in slot
+/// i % kCapacity of block i / kCapacity where the first step claimed one
+/// (`groups` of them), else (the last n % kCapacity objects, or no free block
+/// was left) by `new`, which also fills the free slots of the class's
+/// blocks and raises the out-of-memory flag only when there are none.
+template <class Alloc, class T, class Pack, unsigned kType, unsigned kCapacity>
 struct ConstructInBlocks {
+  Alloc alloc;
   std::uint64_t heap_base;
   std::uint64_t block_bytes;
   const bit_index* blocks;
+  std::size_t groups;
   Pack args;
   DYNASOAR_HD void operator()(std::size_t i) const {
-    const bit_index b = blocks[i / kCapacity];
-    if (b == kNoBit) return;  // out of memory: flagged by ClaimFilledBlocks
-    const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
-    T* p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+    const std::size_t g = i / kCapacity;
+    const bit_index b = g < groups ? blocks[g] : kNoBit;
+    T* p = nullptr;
+    if (b != kNoBit) {
+      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
+      p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+    } else {
+      p = alloc.template allocate<T>();
+      if (p == nullptr) return;  // out of memory: the flag is raised
+    }
     args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
   }
 };
@@ -368,30 +375,24 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   }
 
  private:
-  // parallel_new in whole blocks: one kernel takes ceil(n / capacity) free
-  // blocks with their slots reserved, a second constructs object i in slot
-  // i % capacity of block i / capacity. Both are queued on the stream.
+  // parallel_new in whole blocks: one kernel takes n / capacity free blocks
+  // with all their slots reserved, a second constructs object i in slot
+  // i % capacity of block i / capacity; the last n % capacity objects, and
+  // those whose block could not be had, are made by `new` (active blocks
+  // first), so parallel_new fails only where `new` would. Both kernels are
+  // queued on the stream. Until the second has run, the reserved slots hold
+  // no objects: no walk over T may run on another stream meanwhile.
   template <class T, class Pack>
   void create_objects(std::size_t n, const Pack& pack) {
     static_assert(check_allocatable<Registry, T>());
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
-    // More blocks than the heap has cannot be had: claim what can be and
-    // flag the rest, so that the objects that fit are made and parallel_new
-    // throws OutOfMemory as when `new` fails.
-    const std::size_t wanted = (n + cap - 1) / cap;
-    const std::size_t groups = std::min<std::size_t>(wanted, num_blocks_);
-    if (groups < wanted) {
-      const unsigned oom = soa::kHeapOutOfMemory;
-      error_.copy_from_host(&oom, 1, 0, stream_);
-    }
-    if (groups == 0) return;
-    platform::parallel_for(groups,
-                           soa::ClaimFilledBlocks{state_.data(), block_list_.data(), n, type, cap},
-                           stream_);
-    platform::parallel_for(std::min<std::size_t>(n, groups * cap),
-                           soa::ConstructInBlocks<T, Pack, type, cap>{heap_base(), kBlockBytes,
-                                                                      block_list_.data(), pack},
+    const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
+    if (groups != 0)
+      platform::parallel_for(groups, soa::ClaimFullBlocks{state_.data(), block_list_.data(), type, cap}, stream_);
+    platform::parallel_for(n,
+                           soa::ConstructInBlocks<Alloc, T, Pack, type, cap>{
+                               device(), heap_base(), kBlockBytes, block_list_.data(), groups, pack},
                            stream_);
   }
 

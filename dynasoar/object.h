@@ -89,7 +89,8 @@ class DeviceOps {
  public:
   /// Runs (obj->*Method)(args...) for every object of T and its subclasses,
   /// sequentially in the calling thread (paper: device_do). Objects created
-  /// or deleted meanwhile may or may not be visited.
+  /// or deleted meanwhile may or may not be visited; the fields of an object
+  /// deleted meanwhile are undefined (its slot may already hold another).
   template <class T, auto Method, class... Args>
   DYNASOAR_HD void device_do(Args&&... args) const {
     static_cast<const A*>(this)->template for_each_object<T>(

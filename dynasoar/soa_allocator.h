@@ -128,16 +128,22 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
       // One block behind: a block's allocation bitmap is loaded (from L2: an
       // atomic load) before the previous block is visited, so its latency
       // hides behind that block's objects instead of stalling the walk at
-      // every block (n-body on the H100: 5.28 s -> 4.37 s).
+      // every block (n-body on the H100: 5.28 s -> 4.37 s). The class is
+      // read after the bitmap: a block emptied and handed to another class
+      // since the walk found it is skipped rather than visited as a T (its
+      // class can still change while the walk is one block behind, as it
+      // can between any visit and the reads of the method; device_do's
+      // contract leaves objects deleted meanwhile undefined).
       std::uint64_t held_address = 0;
       soa::word held_live = 0;
       state_->allocated[kType].for_each_set([&](bit_index block) {
         const std::uint64_t address = state_->block_address(block) & soa::kBlockAddressMask;
-        const soa::word live =
-            platform::atomic_load(&reinterpret_cast<soa::BlockHeader*>(address)->allocation) & kFull;
+        const auto* header = reinterpret_cast<soa::BlockHeader*>(address);
+        const soa::word live = platform::atomic_load(&header->allocation) & kFull;
+        const bool ours = platform::atomic_load(&header->type) == kType;
         if (held_address != 0) visit_block(held_address, held_live);
         held_address = address;
-        held_live = live;
+        held_live = ours ? live : soa::word{0};
       });
       if (held_address != 0) visit_block(held_address, held_live);
     });

@@ -189,7 +189,7 @@ struct HeapState {
 
   /// Takes a free block and makes it an empty, active block of `type`
   /// (Alg. 8); kNoBit when no block is free. With `taken`, those slots are
-  /// reserved for the caller from the start (parallel_new fills whole blocks
+  /// reserved for the caller from the start (parallel_new takes whole blocks
   /// this way), and a block born full is not active.
   DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed,
                                          word taken = 0) const {

@@ -354,8 +354,8 @@ void bench_do_all(dynasoar::bench::Csv& csv, const Options& o) {
   for (int lg = 10; lg <= (o.quick ? 20 : 26); lg += 2) {
     const std::size_t n = std::size_t{1} << lg;
     const int warmup = 3, reps = lg <= 20 ? 50 : 20;
-    // Twice the blocks the objects need: warps that find no active block
-    // open one each, so blocks start half full (fragmentation is reported).
+    // Twice the blocks the objects need (parallel_new fills whole blocks,
+    // so most stay free; the fragmentation is reported).
     DoAllHandle heap(2 * DoAllHandle::bytes_for<Particle>(n) + 64 * DoAllHandle::kBlockBytes);
     heap.parallel_new<Particle>(n);
     const dynasoar::TypeStatistics st = heap.statistics<Particle>()[0];
@@ -452,7 +452,13 @@ void bench_registers(dynasoar::bench::Csv& csv) {
   registers(csv, "heap_fill", heap_fill);
   registers(csv, "heap_free", heap_free);
   registers(csv, "bump_alloc", bump_alloc);
-  registers(csv, "parallel_new<Particle>", detail::parallel_for_kernel<dynasoar::platform::kBlockThreads, dynasoar::detail::NewObjects<DoAllAlloc, Particle, NoArgs>>);
+  registers(csv, "parallel_new<Particle>: claim blocks",
+            detail::parallel_for_kernel<dynasoar::platform::kBlockThreads, dynasoar::soa::ClaimFullBlocks>);
+  registers(csv, "parallel_new<Particle>: construct",
+            detail::parallel_for_kernel<dynasoar::platform::kBlockThreads,
+                                        dynasoar::soa::ConstructInBlocks<DoAllAlloc, Particle, NoArgs,
+                                                                         DoAllAlloc::type_id<Particle>(),
+                                                                         DoAllAlloc::Registry::kCapacity<Particle>>>);
   registers(csv, "snapshot", detail::parallel_workers_kernel<soa::SnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
             detail::parallel_for_kernel<soa::kDoAllBlockThreads, soa::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);

@@ -101,7 +101,7 @@ class Candidate : public Agent {
 
 /// Marks an empty cell while one of its alive neighbours makes its
 /// candidate (Alive::create_candidates); never dereferenced.
-inline Agent* const kClaimed = reinterpret_cast<Agent*>(std::uintptr_t{1});
+constexpr std::uintptr_t kClaimed = 1;
 
 DYNASOAR_HD int Agent::alive_neighbors(const World& w) const {
   int n = 0;
@@ -129,7 +129,7 @@ DYNASOAR_HD void Alive::create_candidates(World w) {
     // `destroy` per losing neighbour.) Nothing in this phase dereferences
     // the claim; the candidate replaces it before the phase ends.
     Agent* expected = nullptr;
-    if (!platform::atomic_compare_exchange(&there->agent, expected, kClaimed)) continue;
+    if (!platform::atomic_compare_exchange(&there->agent, expected, reinterpret_cast<Agent*>(kClaimed))) continue;
     Candidate* made = new (w.alloc) Candidate(c);
     platform::atomic_store(&there->agent, static_cast<Agent*>(made));
     if (made == nullptr) return;  // the heap is full (cell left empty): check_errors reports it

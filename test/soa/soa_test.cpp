@@ -296,6 +296,28 @@ TEST(SoaOps, ParallelNewFillsWholeBlocks) {
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
+// parallel_new fails only where `new` would: its last n % capacity objects,
+// and any whose whole block it cannot get, are made by `new`, which fills
+// the free slots of the class's blocks. 10 blocks hold 40 Bigs (4 a block).
+TEST(SoaOps, ParallelNewUsesFreeSlotsBeforeFailing) {
+  constexpr unsigned cap = TestAlloc::Registry::kCapacity<Big>;
+  static_assert(cap == 4, "the numbers below assume 4 Bigs a block");
+  Handle heap(Handle::kBlockBytes * 10);
+  for (int call = 0; call < 5; ++call) heap.parallel_new<Big>(6);  // 1 whole block and 2 by `new` each
+  EXPECT_EQ(heap.count<Big>(), 30u);
+  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_NO_THROW(heap.parallel_new<Big>(10)) << "2 free blocks for 8, 2 free slots for the rest";
+  EXPECT_EQ(heap.count<Big>(), 40u);
+  EXPECT_THROW(heap.parallel_new<Big>(1), dynasoar::OutOfMemory);
+  EXPECT_EQ(heap.count<Big>(), 40u);
+  EXPECT_EQ(heap.check_consistency(), "");
+
+  Handle small_calls(Handle::kBlockBytes * 10);
+  for (int call = 0; call < 20; ++call) EXPECT_NO_THROW(small_calls.parallel_new<Big>(2)) << "call " << call;
+  EXPECT_EQ(small_calls.count<Big>(), 40u);
+  EXPECT_EQ(small_calls.check_consistency(), "");
+}
+
 TEST(SoaOps, RejectsBadHeapSizes) {
   EXPECT_THROW(Handle(Handle::kBlockBytes * 2), std::invalid_argument) << "5 concrete classes need 5 blocks";
 }
