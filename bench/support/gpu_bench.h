@@ -81,7 +81,10 @@ inline std::string device_description() {
 
 inline std::string command_line(int argc, char** argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i != 0) s += ' ';
+    s += argv[i];  // appended, not "literal" + string: GCC 12 warns falsely (-Wrestrict) on that
+  }
   return s;
 }
 
