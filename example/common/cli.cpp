@@ -9,25 +9,28 @@
 
 namespace dynasoar::example {
 
-void add_common_options(CLI::App& app, CommonOptions& o) {
+void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
   app.add_option("--seed", o.seed, "seed of the random numbers")->capture_default_str();
-  app.add_option("--steps", o.steps, "simulation steps")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1 << 30));
+  if (stepped)
+    app.add_option("--steps", o.steps, "simulation steps")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 30));
   app.add_option("--heap-mib", o.heap_mib,
                  "heap size in MiB (default: estimated from the problem size)")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
   app.add_flag("--json", o.json, "print one JSON object instead of the summary");
   app.add_flag("--quiet", o.quiet, "no progress output on stderr");
+  // Programs without steps have integer checksums only (and no --rtol).
   app.add_option("--expect", o.expect,
                  "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
-      ->check([](const std::string& s) {
-        return parse_checksum(s) || parse_float(s) ? std::string() : "not a checksum: " + s;
+      ->check([stepped](const std::string& s) {
+        return parse_checksum(s) || (stepped && parse_float(s)) ? std::string() : "not a checksum: " + s;
       });
-  app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  add_viewer_options(app, o.view);
+  if (stepped)
+    app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0));
+  add_viewer_options(app, o.view, stepped);
 }
 
 void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step) {

@@ -28,8 +28,10 @@ struct CommonOptions {
 };
 
 /// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol and
-/// the viewer's --render, --snapshot, --every and --hold.
-void add_common_options(CLI::App& app, CommonOptions& o);
+/// the viewer's --render, --snapshot, --every and --hold. Without `stepped`
+/// (a program that makes one result, not a run of steps: the k-d tree) no
+/// --steps, --rtol, --every or --hold, and --expect takes integers only.
+void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);
 
 /// Adds the viewer's --render, --snapshot and --hold, and with `per_step`
 /// --every (an example that makes one picture, not one per step, has none).

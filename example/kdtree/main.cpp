@@ -40,21 +40,8 @@ int main(int argc, char** argv) {
     bool thread_per_node = false;
     app.add_flag("--thread-per-node", thread_per_node,
                  "GPU: split every node with one thread instead of the lanes of a warp together");
-    // The common options, less --steps (a build has levels, not steps) and
-    // --rtol (the checksum is an integer).
-    app.add_option("--seed", o.seed, "seed of the procedural scene and of the rays")
-        ->capture_default_str();
-    app.add_option("--heap-mib", o.heap_mib,
-                   "heap or pool size in MiB (default: estimated from the triangles)")
-        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 20));
-    app.add_flag("--json", o.json, "print one JSON object instead of the summary");
-    app.add_flag("--quiet", o.quiet, "no progress output on stderr");
-    app.add_option("--expect", o.expect,
-                   "checksum the run must produce (hex 0x... or decimal); exit code 3 if not")
-        ->check([](const std::string& s) {
-          return parse_checksum(s) ? std::string() : "not a checksum: " + s;
-        });
-    add_viewer_options(app, o.view, false);
+    // A build has levels, not steps, and an integer checksum.
+    add_common_options(app, o, /*stepped=*/false);
     CLI11_PARSE(app, argc, argv);
     o.view.hold = o.view.render;  // one picture: the window stays until q
     c.seed = o.seed;
