@@ -26,7 +26,8 @@
 // its position (in the flag word; in the fused form the header is one 8-byte
 // word: tag, flag, next), and the header of an absorbed chunk is overwritten
 // with tag 0, which no header has (invalidate). A walk that reads a header
-// without its tag restarts from granule 0, which is never absorbed; a
+// without its tag restarts from the offset or from its heap's first chunk,
+// which is never absorbed (absorbable); a
 // compare-and-swap on bytes that are no longer a header fails unless the
 // user's data equals that exact tag (odds of 2^-30).
 //
@@ -47,6 +48,35 @@
 #include "platform/config.h"
 #include "platform/warp.h"
 
+// Diagnostic counters (bench/cmalloc/cmalloc_probe builds with
+// DYNASOAR_CMALLOC_STATS): what the walks of a launch cost. Off otherwise.
+#if defined(DYNASOAR_CMALLOC_STATS) && defined(__CUDACC__)
+namespace dynasoar::cmalloc::stats {
+enum Counter {
+  kWalks,
+  kHops,
+  kBusy,
+  kJumps,
+  kInvalid,
+  kGroupFallbacks,
+  kMerges,
+  kRunMerges,
+  kFailedWalks,
+  kCount
+};
+__device__ unsigned long long counters[kCount];
+}  // namespace dynasoar::cmalloc::stats
+#define DYNASOAR_CMALLOC_COUNT(c) DYNASOAR_CMALLOC_COUNT_IMPL(c)
+#if DYNASOAR_DEVICE_CODE
+#define DYNASOAR_CMALLOC_COUNT_IMPL(c) \
+  atomicAdd(&::dynasoar::cmalloc::stats::counters[::dynasoar::cmalloc::stats::c], 1ull)
+#else
+#define DYNASOAR_CMALLOC_COUNT_IMPL(c) ((void)0)
+#endif
+#else
+#define DYNASOAR_CMALLOC_COUNT(c) ((void)0)
+#endif
+
 namespace dynasoar::cmalloc {
 
 /// Largest pool of the circular allocators, in granules (31-bit offsets).
@@ -65,6 +95,7 @@ struct CircularMalloc {
   std::uint64_t mem;       // address of granule 0 (16-byte aligned)
   std::uint32_t granules;  // pool size; the sentinel is granule granules - 1
   std::uint32_t heaps;     // offsets: 1, or one per multiprocessor
+  std::uint32_t region;    // granules per heap; heap h starts at granule h * region
   std::uint32_t* offsets;  // the paper's memOffset (per heap)
   std::uint32_t max_frag;  // split a chunk larger than request * max_frag
   bool coalesce;           // serve the lanes of a warp with one walk (see malloc)
@@ -114,7 +145,10 @@ struct CircularMalloc {
     std::uint32_t g = kNoChunk, end = 0;
     if (lane == leader && total < granules) g = walk(static_cast<std::uint32_t>(total), &end);
     g = warp::shfl(group, g, leader);
-    if (g == kNoChunk) return data(walk(units));  // no room for the group: one walk per lane
+    if (g == kNoChunk) {  // no room for the group: one walk per lane
+      DYNASOAR_CMALLOC_COUNT(kGroupFallbacks);
+      return data(walk(units));
+    }
     end = warp::shfl(group, end, leader);
     const auto mine = static_cast<std::uint32_t>(g + before);
     // The leader's header exists; the others write theirs (used) inside the
@@ -130,19 +164,21 @@ struct CircularMalloc {
 
  public:
   /// Returns memory from malloc() (Alg. 3, freeCMalloc); nullptr is ignored.
+  ///
+  /// With coalescing, the lanes of a warp that free together first join
+  /// those of their chunks that follow one another (a coalesced malloc's
+  /// group, freed together, is one run): the first chunk of a run absorbs
+  /// the others, whose lanes own them, so this takes no compare-and-swap.
+  /// Each run then does what Alg. 3 does for one chunk. Without it, a group's
+  /// chunks stay separate when its lanes free them at once (each lane finds
+  /// its successor still used), and the pool is cut into ever smaller chunks.
   DYNASOAR_HD void free(void* p) const {
-    if (p == nullptr) return;
-    const auto g =
-        static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
-    const std::uint32_t next = load_next(g);
-    std::uint32_t after = 0;
-    if (next != granules - 1 && try_claim(next, after) == Claim::kTaken) {
-      // The next chunk was free and is now ours: absorb it.
-      set_next(g, after);
-      invalidate(next);
-      platform::atomic_store(&offsets[home_heap()], after);
+    if (coalesce) {
+      free_coalesced(p);
+    } else if (p != nullptr) {
+      const std::uint32_t g = granule_of(p);
+      free_run(g, load_next(g));
     }
-    release(g);  // release order: our writes (data, merged next) come first
   }
 
   /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the one.
@@ -150,6 +186,82 @@ struct CircularMalloc {
     return kMulti ? platform::warp::processor_id() % heaps : 0;
   }
 
+ private:
+  DYNASOAR_HD std::uint32_t granule_of(const void* p) const {
+    return static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
+  }
+
+  /// The heap whose region holds granule g.
+  DYNASOAR_HD std::uint32_t heap_of(std::uint32_t g) const {
+    if constexpr (!kMulti) return 0;
+    const std::uint32_t h = g / region;
+    return h < heaps ? h : heaps - 1;
+  }
+  DYNASOAR_HD std::uint32_t heap_start(std::uint32_t h) const { return kMulti ? h * region : 0; }
+
+  /// Whether a free may absorb the chunk at g. Not the sentinel, and not the
+  /// first chunk of a heap: those headers stay valid for ever, so a walk that
+  /// meets a stale header can restart from its heap's start (see walk).
+  DYNASOAR_HD bool absorbable(std::uint32_t g) const {
+    return g != granules - 1 && (!kMulti || g % region != 0 || g / region >= heaps);
+  }
+
+  /// Alg. 3's free for an owned run that starts at g and ends at `next`:
+  /// absorb the following chunk if it is free, then mark the run free.
+  DYNASOAR_HD void free_run(std::uint32_t g, std::uint32_t next) const {
+    std::uint32_t after = 0;
+    if (absorbable(next) && try_claim(next, after) == Claim::kTaken) {
+      // The next chunk was free and is now ours: absorb it.
+      set_next(g, after);
+      invalidate(next);
+      platform::atomic_store(&offsets[heap_of(g)], after, platform::release);
+      DYNASOAR_CMALLOC_COUNT(kMerges);
+    }
+    release(g);  // release order: our writes (data, merged next) come first
+  }
+
+  DYNASOAR_HD void free_coalesced(void* p) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask group = warp::present_lanes();
+    const unsigned lane = warp::lane_id() % 32u;
+    const std::uint32_t g = p == nullptr ? kNoChunk : granule_of(p);
+    const std::uint32_t next = p == nullptr ? kNoChunk : load_next(g);
+    // succ: the lane whose chunk starts where this one ends; absorbed: some
+    // lane's chunk ends where this one starts.
+    unsigned succ = lane;
+    bool absorbed = false;
+    for (warp::lane_mask m = group; m != 0; m &= m - 1) {
+      const auto src = static_cast<unsigned>(platform::ctz(m));
+      const std::uint32_t their_g = warp::shfl(group, g, src);
+      const std::uint32_t their_next = warp::shfl(group, next, src);
+      if (g != kNoChunk && their_g == next) succ = src;
+      if (g != kNoChunk && their_next == g) absorbed = true;
+    }
+    // Pointer jumping: after five rounds `end` is the end of the run that
+    // starts here (runs have at most 32 chunks).
+    std::uint32_t end = next;
+    for (int round = 0; round < 5; ++round) {
+      const std::uint32_t succ_end = warp::shfl(group, end, succ);
+      const unsigned succ_succ = warp::shfl(group, succ, succ);
+      end = succ_end;
+      succ = succ_succ;
+    }
+    // The absorbed headers become invalid, visibly, before their run's head
+    // links past them and frees the run (whose next owner may write there).
+    if (g != kNoChunk && absorbed) {
+      invalidate(g);
+      platform::thread_fence();
+    }
+    warp::sync(group);
+    if (g == kNoChunk || absorbed) return;
+    if (end != next) {
+      set_next(g, end);
+      DYNASOAR_CMALLOC_COUNT(kRunMerges);
+    }
+    free_run(g, end);
+  }
+
+ public:
   /// Writes the sentinel header at the last granule: used, next is granule 0.
   DYNASOAR_HD void init_sentinel() const {
     const std::uint32_t g = granules - 1;
@@ -188,13 +300,21 @@ struct CircularMalloc {
 
   /// Tries to mark the chunk at g used (Alg. 3 line 5); `next` receives its
   /// next offset either way. kInvalid: g holds no header (any more).
-  DYNASOAR_HD Claim try_claim(std::uint32_t g, std::uint32_t& next) const {
+  ///
+  /// The header is read before the compare-and-swap (test and test-and-set;
+  /// Alg. 3 swaps at once): a chunk that is used, or free but smaller than
+  /// `min_units`, is passed with one load instead of an atomic on a line
+  /// that every walk behind this one also touches. A chunk too small is
+  /// reported kBusy.
+  DYNASOAR_HD Claim try_claim(std::uint32_t g, std::uint32_t& next,
+                              std::uint32_t min_units = 0) const {
     if (g >= granules) return Claim::kInvalid;
     Claim c = Claim::kBusy;
     if constexpr (kFused) {
       std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
       if ((w >> 32) != tag(g)) return Claim::kInvalid;
-      if ((w & kUsedBit) == 0) {
+      const std::uint32_t seen_next = static_cast<std::uint32_t>(w) & ~kUsedBit;
+      if ((w & kUsedBit) == 0 && (min_units == 0 || seen_next - g >= min_units)) {
         if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire))
           c = Claim::kTaken;
         else if ((w >> 32) != tag(g))
@@ -202,12 +322,18 @@ struct CircularMalloc {
       }
       next = static_cast<std::uint32_t>(w) & ~kUsedBit;
     } else {
-      std::uint32_t seen = tag(g);
-      if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire))
-        c = Claim::kTaken;
-      else if (seen != (tag(g) | 1u))
-        return Claim::kInvalid;
+      std::uint32_t seen = platform::atomic_load(flag_word(g), platform::acquire);
+      if ((seen | 1u) != (tag(g) | 1u)) return Claim::kInvalid;
       next = platform::atomic_load(next_word(g), platform::acquire);
+      if (seen == tag(g) && (min_units == 0 || next - g >= min_units)) {
+        if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire)) {
+          c = Claim::kTaken;
+          // Ours now: its next may have changed since the read above.
+          next = platform::atomic_load(next_word(g), platform::acquire);
+        } else if (seen != (tag(g) | 1u)) {
+          return Claim::kInvalid;
+        }
+      }
     }
     // A real header points forward, the sentinel back to granule 0.
     const bool plausible = g == granules - 1 ? next == 0 : (next > g && next < granules);
@@ -266,6 +392,11 @@ struct CircularMalloc {
   }
 
   static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+  static constexpr unsigned kMaxJumps = 1u << 20;
+  /// How far ahead of a walk the offset must be for the walk to follow it:
+  /// 256 KiB (chosen on the H100 among following every move, 64, 1024 and
+  /// 16384 granules, and never; bench/results/2026-11-24-h100-cmalloc-walk/).
+  static constexpr std::uint32_t kFollowGranules = 16384;
 
   /// Alg. 3: walks the list from the home offset for a free chunk of at
   /// least `units` granules, takes it (split if too large) and returns its
@@ -273,29 +404,69 @@ struct CircularMalloc {
   /// receives the granule after the chunk taken.
   DYNASOAR_HD std::uint32_t walk(std::uint32_t units, std::uint32_t* end = nullptr) const {
     const std::uint32_t heap = home_heap();
-    std::uint32_t g = platform::atomic_load(&offsets[heap]);
+    // Acquire: the header at the offset was written before the offset moved there.
+    std::uint32_t g = platform::atomic_load(&offsets[heap], platform::acquire);
     std::uint32_t next = 0;
-    // Two circles: a full one can miss a chunk freed behind the walk.
-    for (std::uint64_t walked = 0; walked <= 2ull * granules;) {
-      const Claim c = try_claim(g, next);
-      if (c == Claim::kInvalid) {  // a stale header (see above): start again
-        g = 0;
+    DYNASOAR_CMALLOC_COUNT(kWalks);
+    unsigned restarts = 0, jumps = 0;
+    // Two circles: a full one can miss a chunk freed behind the walk. Jumps
+    // (below) happen only in a first circle, which is not counted: they skip
+    // chunks that may have been freed since the offset passed them.
+    for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
+      DYNASOAR_CMALLOC_COUNT(kHops);
+      // Without merge on walk a chunk smaller than the request is passed unclaimed.
+      const Claim c = try_claim(g, next, merge_on_walk ? 0 : units);
+      if (c == Claim::kInvalid) {
+        // A stale header (see above): start again from the offset, which has
+        // probably moved on, and every second time from the heap's first
+        // chunk, whose header is never absorbed. An offset that names a stale
+        // header is moved to the heap's first chunk, so that walks stop
+        // following it there.
+        DYNASOAR_CMALLOC_COUNT(kInvalid);
+        std::uint32_t expected = g;
+        platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
+        g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
+                                : heap_start(heap);
         walked += 1;
         continue;
       }
       std::uint32_t size = g == granules - 1 ? 0 : next - g;
       if (c == Claim::kTaken) {
-        if (merge_on_walk && size < units && size != 0) size = absorb_free_successors(g, next, units);
+        if (merge_on_walk && size < units && size != 0)
+          size = absorb_free_successors(g, next, units);
         if (units <= size) {
           const std::uint32_t after = take(g, next, size, units, heap);
           if (end != nullptr) *end = after;
           return g;
         }
         release(g);  // too small
+      } else {
+        DYNASOAR_CMALLOC_COUNT(kBusy);
+        // Not in Alg. 3: passing a chunk it cannot have, a walk follows the
+        // offset if it has moved far ahead meanwhile. The chunks in between
+        // were taken by the walks that started with this one (on one offset,
+        // thousands of them), and visiting them one by one is what makes a
+        // single-offset pool collapse under a million concurrent requests.
+        // Close behind the offset a walk keeps to the list: following every
+        // move would queue all walks on the chunk at the offset. A jump
+        // counts as one step, a walk jumps at most kMaxJumps times and only
+        // in its first circle, and then still walks two full circles before
+        // it gives up, as without jumps.
+        if (jumps < kMaxJumps && walked < granules) {
+          const std::uint32_t o = platform::atomic_load(&offsets[heap], platform::acquire);
+          if (ahead(o, next) && distance(next, o) >= kFollowGranules) {
+            DYNASOAR_CMALLOC_COUNT(kJumps);
+            ++jumps;
+            walked += 1;
+            g = o;
+            continue;
+          }
+        }
       }
       walked += size == 0 ? 1 : size;
       g = next;
     }
+    DYNASOAR_CMALLOC_COUNT(kFailedWalks);
     if (end == nullptr) fail();  // a group's leader falls back to per-lane walks instead
     return kNoChunk;
   }
@@ -309,7 +480,7 @@ struct CircularMalloc {
   /// pool is empty. Returns the new size; `next` is updated.
   DYNASOAR_HD std::uint32_t absorb_free_successors(std::uint32_t g, std::uint32_t& next,
                                                    std::uint32_t units) const {
-    while (next - g < units && next != granules - 1) {
+    while (next - g < units && absorbable(next)) {
       std::uint32_t after = 0;
       if (try_claim(next, after) != Claim::kTaken) break;
       set_next(g, after);
@@ -350,8 +521,30 @@ struct CircularMalloc {
       init_free(after, next);
       set_next(g, after);  // release: the new header is written before it is linked
     }
-    platform::atomic_store(&offsets[heap], after);
+    advance_offset(heap, after);
     return after;
+  }
+
+  /// Granules from a forward to b around the circle.
+  DYNASOAR_HD std::uint32_t distance(std::uint32_t a, std::uint32_t b) const {
+    return b >= a ? b - a : b + granules - a;
+  }
+  /// Whether granule a lies ahead of b, by less than half the circle.
+  DYNASOAR_HD bool ahead(std::uint32_t a, std::uint32_t b) const {
+    const std::uint32_t d = distance(b, a);
+    return d != 0 && d < granules / 2;
+  }
+
+  /// Alg. 3 line 21 sets the offset past the chunk taken. Walks that finish
+  /// out of order would move it back over chunks just taken, and every walk
+  /// that starts there visits them again; here it only moves forward (by
+  /// less than half the circle). free() still moves it back, as in the
+  /// paper, so that freed chunks are found.
+  DYNASOAR_HD void advance_offset(std::uint32_t heap, std::uint32_t to) const {
+    std::uint32_t seen = platform::atomic_load(&offsets[heap]);
+    while (ahead(to, seen) &&
+           !platform::atomic_compare_exchange(&offsets[heap], seen, to, platform::release)) {
+    }
   }
 };
 

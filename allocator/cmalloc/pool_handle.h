@@ -31,7 +31,9 @@ struct PoolOptions {
   /// Heaps of the multi-offset variants; 0: one per multiprocessor (Sec. 5.4).
   std::uint32_t heaps = 0;
   /// Circular allocators: serve the lanes of a warp that allocate together
-  /// with one walk of the list (CircularMalloc::malloc). Off: paper 000 as written.
+  /// with one walk of the list (CircularMalloc::malloc), and join the chunks
+  /// of lanes that free together (CircularMalloc::free). Off: one walk and
+  /// one merge per request, as in paper 000.
   bool coalesce = true;
   /// Circular allocators: a walk that holds a free chunk too small for its
   /// request absorbs the free chunks after it (CircularMalloc::
@@ -119,6 +121,7 @@ class PoolHandle {
       offsets_.copy_from_host(roots.data(), heaps, 0, s);
       alloc_.granules = static_cast<std::uint32_t>(granules);
       alloc_.heaps = heaps;
+      alloc_.region = plan_.region;
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;
       alloc_.coalesce = options.coalesce;

@@ -386,9 +386,9 @@ TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
     Buffer<void*> small(kCapacity);
     Buffer<Held> big(1);
     Buffer<int> made(1);
-    platform::parallel_for(1, FillFreeThenAskBig<decltype(pool.device())>{
-                                  pool.device(), small.data(), kCapacity, kPool / 2,
-                                  big.data(), made.data()});
+    platform::parallel_for(
+        1, FillFreeThenAskBig<decltype(pool.device())>{pool.device(), small.data(), kCapacity,
+                                                       kPool / 2, big.data(), made.data()});
     platform::synchronize();
     EXPECT_GT(made.to_vector()[0], static_cast<int>(kPool / 64)) << "the pool was filled";
     EXPECT_LT(made.to_vector()[0], kCapacity) << "a request failed once the pool was full";
@@ -420,6 +420,44 @@ struct AllocateSome {
     for (int i = 0; i < n; i += 2) alloc.free(out[i]);
   }
 };
+
+// Each thread allocates 16 bytes and frees them again.
+template <class Alloc>
+struct AllocateAndFree {
+  Alloc alloc;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    void* p = alloc.malloc(16);
+    if (p != nullptr) {
+      *static_cast<std::size_t*>(p) = i;
+      alloc.free(p);
+    }
+  }
+};
+
+// The lanes of a warp that allocate together get one chunk cut into one
+// chunk per lane; when they free together, the chunks are joined again and
+// the remainder of the split is absorbed, so the pool is cut as before.
+// (Freeing lane by lane, each lane finds the next lane's chunk still used
+// and the pool keeps 32 chunks more; on the host a warp has one lane.)
+TYPED_TEST(CMallocConformance, WarpThatFreesTogetherLeavesThePoolAsItWas) {
+  if constexpr (!TypeParam::kCircular) {
+    GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
+  } else {
+    PoolOptions options;
+    options.heaps = 1;
+    PoolHandle<TypeParam> pool(std::uint64_t{1} << 20, options);
+    const auto none = [](const unsigned char*) { return std::uint64_t{0}; };
+    const PoolFragmentation fresh = pool.fragmentation(none);
+    platform::parallel_for(platform::warp::size(),
+                           AllocateAndFree<decltype(pool.device())>{pool.device()});
+    platform::synchronize();
+    EXPECT_NO_THROW(pool.check_errors());
+    const PoolFragmentation after = pool.fragmentation(none);
+    EXPECT_EQ(after.used_chunks, 0u);
+    EXPECT_EQ(after.free_chunks, fresh.free_chunks) << "the freed chunks were not joined again";
+    EXPECT_EQ(after.largest_free_bytes, fresh.largest_free_bytes);
+  }
+}
 
 // Paper 000 Sec. 8: Eq. 2 and 3 on a fresh pool (nothing used; the free
 // chunks are the Eq. 1 pattern) and after 16-byte requests, each of which
@@ -537,7 +575,7 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
   for (const std::uint64_t bytes : {std::uint64_t{16}, std::uint64_t{1024}, largest}) {
     for (const int k : {1, kMaxPerWorker}) {
       std::string label = k == 1 ? "[AD] " : "[ACD] ";  // appended, not concatenated:
-      label += std::to_string(bytes);                     // GCC 12 -Wrestrict false positive
+      label += std::to_string(bytes);                   // GCC 12 -Wrestrict false positive
       SCOPED_TRACE(label + " bytes");
       PoolHandle<TypeParam> pool(kSec6PoolBytes);
       Buffer<unsigned long long> counters(4);
