@@ -17,6 +17,13 @@
 // Every launch that gets nullptr is reported in the notes column (failed=N);
 // a row with failures does not meet any target.
 //
+// Built with DYNASOAR_CMALLOC_STATS (the target cmalloc_probe), the survey
+// rows of the circular allocators also say what the walks of the last timed
+// launch cost, per request: walks, chunks visited (hops), chunks passed
+// used or too small (busy), jumps to the offset, stale headers met (invalid), group walks that
+// fell back to one walk per lane, and merges of the frees. The counters are
+// atomics and slow the launches down: time with cmalloc_bench.
+//
 // Usage: cmalloc_bench [--quick] [--csv FILE] [--only NAME]... [--allocator NAME]...
 #include <cuda_runtime.h>
 
@@ -119,6 +126,28 @@ unsigned grid_for(std::size_t n) {
 
 using dynasoar::bench::median;
 
+#ifdef DYNASOAR_CMALLOC_STATS
+void reset_stats() {
+  unsigned long long zero[stats::kCount] = {};
+  DYNASOAR_CUDA_CHECK(cudaMemcpyToSymbol(stats::counters, zero, sizeof zero));
+}
+// The counters per request of the last launch, for the notes column.
+std::string stats_notes(std::uint64_t requests) {
+  unsigned long long c[stats::kCount] = {};
+  DYNASOAR_CUDA_CHECK(cudaMemcpyFromSymbol(c, stats::counters, sizeof c));
+  const char* names[stats::kCount] = {"walks",     "hops",   "busy",       "jumps",       "invalid",
+                                      "fallbacks", "merges", "run_merges", "failed_walks"};
+  std::string s;
+  for (int i = 0; i < stats::kCount; ++i)
+    s += std::string(" ") + names[i] +
+         "/req=" + fmt(static_cast<double>(c[i]) / static_cast<double>(requests), "%.4g");
+  return s;
+}
+#else
+void reset_stats() {}
+std::string stats_notes(std::uint64_t) { return ""; }
+#endif
+
 // Times `launch` once untimed; then reps times (3 if the first run took over
 // 100 ms, 1 if it took over 2 s, so a collapsing allocator does not stall
 // the whole benchmark).
@@ -161,8 +190,8 @@ struct Options {
 
 // --- 1. survey ---------------------------------------------------------------------------
 
-// Pool settings of the survey: the circular allocators run as in the paper
-// (no coalescing, Eq. 1 chunks down to 64 bytes) and with warp coalescing
+// Pool settings of the survey: the circular allocators run with the paper's
+// settings (no coalescing, Eq. 1 chunks down to 64 bytes) and with warp coalescing
 // and a pre-split whose smallest chunk (64 KiB) holds a whole warp's
 // coalesced request of the largest size (32 x 1 KiB plus headers).
 struct PoolVariant {
@@ -175,7 +204,7 @@ std::vector<PoolVariant> survey_variants() {
   PoolOptions coalesced, paper;
   coalesced.min_chunk_bytes = 64 << 10;
   paper.coalesce = false;
-  return {{"+coalesced", coalesced}, {"(paper)", paper}};
+  return {{"+coalesced", coalesced}, {"+uncoalesced", paper}};
 }
 
 template <class Alloc>
@@ -186,10 +215,12 @@ void survey(dynasoar::bench::Csv& csv, const Options& o) {
   for (const PoolVariant& v : survey_variants<Alloc>()) survey_with<Alloc>(csv, o, v);
 }
 
+// Each case gets a fresh pool, as each test of the survey starts its
+// allocator anew (the 16-byte cases would otherwise leave the pool cut into
+// 32-byte chunks for the 1 KiB case); within a case the launches reuse it.
 template <class Alloc>
 void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant& v) {
   constexpr std::uint64_t kPool = std::uint64_t{4} << 30;
-  PoolHandle<Alloc> pool(kPool, v.options);
   const std::string name = std::string(Alloc::kName) + v.suffix;
   const std::size_t n = std::size_t{1} << 20;
   dynasoar::platform::Buffer<void*> ptrs(n);
@@ -201,6 +232,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
   };
   for (const Case c : {Case{"16B_per_thread", 16, false}, Case{"16B_per_warp", 16, true},
                        Case{"1KiB_per_thread", 1024, false}}) {
+    PoolHandle<Alloc> pool(kPool, v.options);
     const std::size_t threads = c.per_warp ? n * 32 : n;
     failed.zero();
     auto release = [&] {
@@ -219,12 +251,13 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
         [&] {
           if (have) release();
           DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+          reset_stats();
           have = true;
         },
         o.quick ? 3 : 10);
     const unsigned long long f = failed.to_vector()[0];
     std::string notes = "failed=" + std::to_string(f) + " pool=" + std::to_string(pool.bytes());
-    csv.line(row("survey_malloc", name, c.name, n, alloc, notes));
+    csv.line(row("survey_malloc", name, c.name, n, alloc, notes + stats_notes(n)));
     if constexpr (Alloc::kCanFree) {
       // ptrs hold the last timed launch's allocations: time freeing them,
       // then allocate again untimed for the next round.
@@ -237,9 +270,10 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
                             DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
                           }
                           have = false;
+                          reset_stats();
                         },
                         o.quick ? 3 : 10);
-      csv.line(row("survey_free", name, c.name, n, fr, notes));
+      csv.line(row("survey_free", name, c.name, n, fr, notes + stats_notes(n)));
     } else {
       release();
       have = false;
