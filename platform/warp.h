@@ -105,6 +105,18 @@ DYNASOAR_HD inline unsigned processor_id() {
 #endif
 }
 
+/// The warp's slot on its multiprocessor (%warpid; a hint, since a warp may
+/// be moved); 0 on the host.
+DYNASOAR_HD inline unsigned warp_slot() {
+#if DYNASOAR_DEVICE_CODE
+  unsigned id;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(id));
+  return id;
+#else
+  return 0u;
+#endif
+}
+
 /// Mask of the lanes in `mask` whose predicate is true.
 DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask ballot(lane_mask mask, bool predicate) {
 #if DYNASOAR_DEVICE_CODE

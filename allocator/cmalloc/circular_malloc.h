@@ -92,14 +92,15 @@ struct CircularMalloc {
   static constexpr bool kFusedHeader = kFused;
   static constexpr bool kMultiOffset = kMulti;
 
-  std::uint64_t mem;       // address of granule 0 (16-byte aligned)
-  std::uint32_t granules;  // pool size; the sentinel is granule granules - 1
-  std::uint32_t heaps;     // offsets: 1, or one per multiprocessor
-  std::uint32_t region;    // granules per heap; heap h starts at granule h * region
-  std::uint32_t* offsets;  // the paper's memOffset (per heap)
-  std::uint32_t max_frag;  // split a chunk larger than request * max_frag
-  bool coalesce;           // serve the lanes of a warp with one walk (see malloc)
-  bool merge_on_walk;      // see absorb_free_successors
+  std::uint64_t mem;            // address of granule 0 (16-byte aligned)
+  std::uint32_t granules;       // pool size; the sentinel is granule granules - 1
+  std::uint32_t heaps;          // offsets: 1, or per_processor per multiprocessor
+  std::uint32_t per_processor;  // multi-offset: heaps per multiprocessor, chosen by warp slot
+  std::uint32_t region;         // granules per heap; heap h starts at granule h * region
+  std::uint32_t* offsets;       // the paper's memOffset (per heap)
+  std::uint32_t max_frag;       // split a chunk larger than request * max_frag
+  bool coalesce;                // serve the lanes of a warp with one walk (see malloc)
+  bool merge_on_walk;           // see absorb_free_successors
   unsigned* error;
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
@@ -133,6 +134,7 @@ struct CircularMalloc {
     namespace warp = platform::warp;
     const warp::lane_mask group = warp::present_lanes();
     const unsigned lane = warp::lane_id() % 32u;
+    if (group == (warp::lane_mask{1} << lane)) return data(walk(units));  // alone: no group
     const auto leader = static_cast<unsigned>(platform::ctz(group));
     const auto last = static_cast<unsigned>(63 - platform::clz(static_cast<std::uint64_t>(group)));
     std::uint64_t before = 0, total = 0;  // granules of the lanes below this one, and of all
@@ -181,9 +183,13 @@ struct CircularMalloc {
     }
   }
 
-  /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the one.
+  /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the
+  /// one. With per_processor > 1 (not in the paper) the warps of a
+  /// multiprocessor share its heaps by their slot.
   DYNASOAR_HD std::uint32_t home_heap() const {
-    return kMulti ? platform::warp::processor_id() % heaps : 0;
+    if constexpr (!kMulti) return 0;
+    const std::uint32_t slot = per_processor > 1 ? platform::warp::warp_slot() % per_processor : 0;
+    return (platform::warp::processor_id() * per_processor + slot) % heaps;
   }
 
  private:
@@ -393,6 +399,14 @@ struct CircularMalloc {
 
   static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
   static constexpr unsigned kMaxJumps = 1u << 20;
+  /// Chunks a coalesced group's walk visits before its lanes walk one by one
+  /// (multi-offset; group walks in cmalloc_bench's survey visit about 30 on
+  /// average). On one offset they visit about 2 000 on average, with a long
+  /// tail: limits of 4 096 and 65 536 sent so many lanes walking on their
+  /// own that walks crowded the list, ran slow and some failed on a pool
+  /// with room (bench/results/2026-11-24-h100-cmalloc-walk/final-2/).
+  static constexpr std::uint64_t kGroupHops = 4096;
+  static constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
   /// How far ahead of a walk the offset must be for the walk to follow it:
   /// 256 KiB (chosen on the H100 among following every move, 64, 1024 and
   /// 16384 granules, and never; bench/results/2026-11-24-h100-cmalloc-walk/).
@@ -412,8 +426,14 @@ struct CircularMalloc {
     // Two circles: a full one can miss a chunk freed behind the walk. Jumps
     // (below) happen only in a first circle, which is not counted: they skip
     // chunks that may have been freed since the offset passed them.
+    // A group's leader gives up after kGroupHops chunks, and its lanes walk
+    // one by one. That costs less than a leader's search of the whole pool
+    // for a chunk that may not exist (pre-split by Eq. 1, a pool of a few
+    // hundred MiB has millions of chunks and none for a warp's 32 x 16 KiB).
+    std::uint64_t hops = 0;
     for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
       DYNASOAR_CMALLOC_COUNT(kHops);
+      if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
       // Without merge on walk a chunk smaller than the request is passed unclaimed.
       const Claim c = try_claim(g, next, merge_on_walk ? 0 : units);
       if (c == Claim::kInvalid) {

@@ -28,8 +28,12 @@ struct PoolOptions {
   std::uint32_t max_frag = 2;
   /// Smallest chunk of the pre-split pattern (Eq. 1), header included.
   std::uint64_t min_chunk_bytes = 64;
-  /// Heaps of the multi-offset variants; 0: one per multiprocessor (Sec. 5.4).
+  /// Heaps of the multi-offset variants; 0: heaps_per_processor per
+  /// multiprocessor (Sec. 5.4 has one).
   std::uint32_t heaps = 0;
+  /// Multi-offset variants: heaps per multiprocessor, which its warps share
+  /// by their slot (not in paper 000; fewer walks meet on one offset).
+  std::uint32_t heaps_per_processor = 1;
   /// Circular allocators: serve the lanes of a warp that allocate together
   /// with one walk of the list (CircularMalloc::malloc), and join the chunks
   /// of lanes that free together (CircularMalloc::free). Off: one walk and
@@ -110,8 +114,14 @@ class PoolHandle {
                                     " bytes (31-bit offsets)");
       if (options.max_frag < 1)
         throw std::invalid_argument(std::string(Alloc::kName) + ": max_frag must be >= 1");
+      if (options.heaps_per_processor < 1)
+        throw std::invalid_argument(std::string(Alloc::kName) +
+                                    ": heaps_per_processor must be >= 1");
       const std::uint32_t heaps =
-          Alloc::kMultiOffset ? (options.heaps != 0 ? options.heaps : platform::processors()) : 1;
+          Alloc::kMultiOffset
+              ? (options.heaps != 0 ? options.heaps
+                                    : platform::processors() * options.heaps_per_processor)
+              : 1;
       plan_ = PreSplit::plan(
           granules, heaps,
           static_cast<std::uint32_t>((options.min_chunk_bytes + kAlignment - 1) / kAlignment));
@@ -121,6 +131,7 @@ class PoolHandle {
       offsets_.copy_from_host(roots.data(), heaps, 0, s);
       alloc_.granules = static_cast<std::uint32_t>(granules);
       alloc_.heaps = heaps;
+      alloc_.per_processor = options.heaps_per_processor;
       alloc_.region = plan_.region;
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;

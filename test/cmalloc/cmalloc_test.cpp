@@ -459,6 +459,36 @@ TYPED_TEST(CMallocConformance, WarpThatFreesTogetherLeavesThePoolAsItWas) {
   }
 }
 
+// PoolOptions::heaps_per_processor: the multi-offset variants cut the pool
+// into that many heaps per multiprocessor, and serve requests from them;
+// zero is refused.
+template <class Alloc>
+constexpr bool multi_offset() {
+  if constexpr (Alloc::kCircular)
+    return Alloc::kMultiOffset;
+  else
+    return false;
+}
+
+TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
+  if constexpr (!multi_offset<TypeParam>()) {
+    GTEST_SKIP() << TypeParam::kName << ": heaps per multiprocessor are for CMMalloc and CFMMalloc";
+  } else {
+    PoolOptions options;
+    options.heaps_per_processor = 3;
+    PoolHandle<TypeParam> pool(std::uint64_t{64} << 20, options);
+    EXPECT_EQ(pool.presplit().heaps, 3 * platform::processors());
+    platform::parallel_for(4 * platform::warp::size(),
+                           AllocateAndFree<decltype(pool.device())>{pool.device()});
+    platform::synchronize();
+    EXPECT_NO_THROW(pool.check_errors());
+    EXPECT_EQ(pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
+              0u);
+    options.heaps_per_processor = 0;
+    EXPECT_THROW(PoolHandle<TypeParam>(std::uint64_t{1} << 20, options), std::invalid_argument);
+  }
+}
+
 // Paper 000 Sec. 8: Eq. 2 and 3 on a fresh pool (nothing used; the free
 // chunks are the Eq. 1 pattern) and after 16-byte requests, each of which
 // takes a chunk of 32 bytes (one header granule, one data granule), so that
