@@ -25,6 +25,7 @@
 // atomics and slow the launches down: time with cmalloc_bench.
 //
 // Usage: cmalloc_bench [--quick] [--csv FILE] [--only NAME]... [--allocator NAME]...
+//                      [--heaps-per-sm N]... (multi-offset survey pools; default 1)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -186,6 +187,7 @@ std::string row(const std::string& bench, const std::string& impl, const std::st
 
 struct Options {
   bool quick = false;
+  std::vector<unsigned> heaps_per_processor{1};  // survey of the multi-offset variants
 };
 
 // --- 1. survey ---------------------------------------------------------------------------
@@ -195,16 +197,31 @@ struct Options {
 // and a pre-split whose smallest chunk (64 KiB) holds a whole warp's
 // coalesced request of the largest size (32 x 1 KiB plus headers).
 struct PoolVariant {
-  const char* suffix;
+  std::string suffix;
   PoolOptions options;
 };
 template <class Alloc>
-std::vector<PoolVariant> survey_variants() {
-  if constexpr (!Alloc::kCircular) return {{"", PoolOptions{}}};
-  PoolOptions coalesced, paper;
-  coalesced.min_chunk_bytes = 64 << 10;
-  paper.coalesce = false;
-  return {{"+coalesced", coalesced}, {"+uncoalesced", paper}};
+std::vector<PoolVariant> survey_variants(const std::vector<unsigned>& per_processor) {
+  if constexpr (!Alloc::kCircular) {
+    return {{"", PoolOptions{}}};
+  } else {
+    std::vector<PoolVariant> v;
+    for (const unsigned hpp : Alloc::kMultiOffset ? per_processor : std::vector<unsigned>{1}) {
+      PoolOptions coalesced, paper;
+      coalesced.min_chunk_bytes = 64 << 10;
+      paper.coalesce = false;
+      coalesced.heaps_per_processor = paper.heaps_per_processor = hpp;
+      std::string heaps;  // appended, not concatenated: GCC 12 -Wrestrict false positive
+      if (hpp != 1) {
+        heaps += " ";
+        heaps += std::to_string(hpp);
+        heaps += "_heaps_per_sm";
+      }
+      v.push_back({"+coalesced" + heaps, coalesced});
+      v.push_back({"+uncoalesced" + heaps, paper});
+    }
+    return v;
+  }
 }
 
 template <class Alloc>
@@ -212,7 +229,8 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
 
 template <class Alloc>
 void survey(dynasoar::bench::Csv& csv, const Options& o) {
-  for (const PoolVariant& v : survey_variants<Alloc>()) survey_with<Alloc>(csv, o, v);
+  for (const PoolVariant& v : survey_variants<Alloc>(o.heaps_per_processor))
+    survey_with<Alloc>(csv, o, v);
 }
 
 // Each case gets a fresh pool, as each test of the survey starts its
@@ -314,6 +332,7 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
     if (b == 0) continue;
     const std::size_t w = static_cast<std::size_t>(b) * kThreadsPerBlock / 32;
     dynasoar::platform::Buffer<void*> slot(w);
+    slot.zero();  // the first `between` frees what the slots hold: nothing yet
     std::vector<unsigned long long> c;
     const Timing t = time_adaptive(
         [&] {
@@ -377,9 +396,15 @@ int main(int argc, char** argv) {
       "--allocator",
       {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
       {}};
-  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators})) return 2;
+  dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &heaps})) return 2;
   Options o;
   o.quick = args.quick;
+  if (!heaps.chosen.empty()) {
+    o.heaps_per_processor.clear();
+    for (const std::string& h : heaps.chosen)
+      o.heaps_per_processor.push_back(static_cast<unsigned>(std::stoul(h)));
+  }
   const std::string csv_path = args.csv;
   try {
     dynasoar::bench::Csv csv(csv_path,
