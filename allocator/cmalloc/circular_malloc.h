@@ -160,7 +160,7 @@ struct CircularMalloc {
       platform::thread_fence();
     }
     warp::sync(group);
-    if (lane == leader && group != (warp::lane_mask{1} << leader)) set_next(g, g + units);
+    if (lane == leader) set_next(g, g + units);  // a group has two lanes or more (see above)
     return data(mine);
   }
 
@@ -414,8 +414,10 @@ struct CircularMalloc {
 
   /// Alg. 3: walks the list from the home offset for a free chunk of at
   /// least `units` granules, takes it (split if too large) and returns its
-  /// first granule; kNoChunk (and the error flag) after two circles. `end`
-  /// receives the granule after the chunk taken.
+  /// first granule; kNoChunk (and the error flag) after two circles (three
+  /// if it jumped; see below). With `end` (a group's leader) it gives up
+  /// after kGroupHops chunks and raises no flag; `end` receives the granule
+  /// after the chunk taken.
   DYNASOAR_HD std::uint32_t walk(std::uint32_t units, std::uint32_t* end = nullptr) const {
     const std::uint32_t heap = home_heap();
     // Acquire: the header at the offset was written before the offset moved there.
@@ -444,7 +446,8 @@ struct CircularMalloc {
         // following it there.
         DYNASOAR_CMALLOC_COUNT(kInvalid);
         std::uint32_t expected = g;
-        platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
+        if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
+          platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
         g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
                                 : heap_start(heap);
         walked += 1;
