@@ -13,6 +13,11 @@
 //    free with probability 0.75 when holding something. Pool of 2 GiB.
 // 3. registers: registers of a kernel with one allocation and one free per
 //    thread (the paper's Table 1, uncoalesced column).
+// 4. fill: 1 024 threads request 72 bytes (backend_bench's 64-byte object
+//    and its header) until malloc returns nullptr, in a fresh 64 MiB pool:
+//    one timed fill to exhaustion (it cannot be repeated on a full pool),
+//    with the utilisation reached. Not for CUDA malloc, whose heap is sized
+//    once for the survey (backend_bench fills it), nor AWMalloc, which wraps.
 //
 // Every launch that gets nullptr is reported in the notes column (failed=N);
 // a row with failures does not meet any target.
@@ -24,7 +29,8 @@
 // fell back to one walk per lane, and merges of the frees. The counters are
 // atomics and slow the launches down: time with cmalloc_bench.
 //
-// Usage: cmalloc_bench [--quick] [--csv FILE] [--only NAME]... [--allocator NAME]...
+// Usage: cmalloc_bench [--quick] [--csv FILE] [--only survey|generic|registers|fill]...
+//                      [--allocator NAME]...
 //                      [--heaps-per-sm N]... (multi-offset survey pools; default 1)
 #include <cuda_runtime.h>
 
@@ -119,6 +125,14 @@ __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
   } else {
     *sink = 1;
   }
+}
+
+// Allocates `bytes` until malloc returns nullptr (or `limit` times).
+template <class Alloc>
+__global__ void fill_kernel(Alloc a, std::uint64_t bytes, int limit, unsigned long long* made) {
+  unsigned long long mine = 0;
+  for (int i = 0; i < limit && a.malloc(bytes) != nullptr; ++i) ++mine;
+  atomicAdd(made, mine);
 }
 
 unsigned grid_for(std::size_t n) {
@@ -360,6 +374,37 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
   pool.clear_errors();  // failures are counted per row
 }
 
+// --- 4. fill to exhaustion ------------------------------------------------------------------
+
+template <class Alloc>
+void fill(dynasoar::bench::Csv& csv) {
+  if (std::string(Alloc::kName) == "AWMalloc") return;  // wraps instead of running out (Sec. 5.1)
+  if constexpr (!Alloc::kDeviceHeap) {
+    constexpr std::uint64_t kPool = std::uint64_t{64} << 20;
+    constexpr std::uint64_t kBytes = 72;
+    constexpr unsigned kThreads = 1024;
+    PoolHandle<Alloc> pool(kPool);
+    dynasoar::platform::Buffer<unsigned long long> made(1);
+    made.zero();
+    DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
+    reset_stats();
+    const int limit = static_cast<int>(kPool / kBytes / kThreads + 64);
+    const Timing t = dynasoar::bench::time_gpu(
+        [&] {
+          fill_kernel<<<kThreads / kThreadsPerBlock, kThreadsPerBlock>>>(pool.device(), kBytes,
+                                                                          limit, made.data());
+        },
+        0, 1);
+    const unsigned long long n = made.to_vector()[0];
+    const bool full = pool.out_of_memory();
+    pool.clear_errors();
+    const double pct = 100.0 * static_cast<double>(n * kBytes) / static_cast<double>(pool.bytes());
+    csv.line(row("fill", Alloc::kName, "72B_1024_threads", std::max<std::uint64_t>(n, 1), t,
+                 "utilisation_percent=" + fmt(pct, "%.2f") +
+                     (full ? " stopped_by_nullptr" : " NOT_FULL") + stats_notes(n)));
+  }
+}
+
 // --- 3. registers --------------------------------------------------------------------------
 
 template <class Alloc>
@@ -385,13 +430,14 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
   if (only.wants("registers")) registers<Alloc>(csv);
   if (only.wants("survey")) survey<Alloc>(csv, o);
   if (only.wants("generic")) generic<Alloc>(csv, o);
+  if (only.wants("fill")) fill<Alloc>(csv);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   dynasoar::bench::Args args;
-  dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers"}, {}};
+  dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers", "fill"}, {}};
   dynasoar::bench::Selection allocators{
       "--allocator",
       {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
@@ -412,7 +458,7 @@ int main(int argc, char** argv) {
                               "device: " + dynasoar::bench::device_description(),
                               "command: " + dynasoar::bench::command_line(argc, argv),
                               "timing: CUDA events, one untimed run, median of reps (3 reps when a "
-                              "run takes over 100 ms)",
+                              "run takes over 100 ms); fill rows: one timed fill, no warm-up",
                               "columns: n = allocations (P: allocations + frees); ns_per_op = "
                               "median / n; registers rows: "
                               "the register count in ns_per_op's place"},
