@@ -374,6 +374,23 @@ void generic(dynasoar::bench::Csv& csv, const Options& o) {
   pool.clear_errors();  // failures are counted per row
 }
 
+// --- 3. registers --------------------------------------------------------------------------
+
+template <class Alloc>
+void registers(dynasoar::bench::Csv& csv) {
+  cudaFuncAttributes a{};
+  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, false>));
+  csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," +
+           std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
+           (Alloc::kCircular ? " with warp coalescing" : ""));
+  if constexpr (Alloc::kCircular) {
+    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, true>));
+    csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free_uncoalesced,,,,," +
+             std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
+             " paper's malloc");
+  }
+}
+
 // --- 4. fill to exhaustion ------------------------------------------------------------------
 
 template <class Alloc>
@@ -401,24 +418,7 @@ void fill(dynasoar::bench::Csv& csv) {
     const double pct = 100.0 * static_cast<double>(n * kBytes) / static_cast<double>(pool.bytes());
     csv.line(row("fill", Alloc::kName, "72B_1024_threads", std::max<std::uint64_t>(n, 1), t,
                  "utilisation_percent=" + fmt(pct, "%.2f") +
-                     (full ? " stopped_by_nullptr" : " NOT_FULL") + stats_notes(n)));
-  }
-}
-
-// --- 3. registers --------------------------------------------------------------------------
-
-template <class Alloc>
-void registers(dynasoar::bench::Csv& csv) {
-  cudaFuncAttributes a{};
-  DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, false>));
-  csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," +
-           std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
-           (Alloc::kCircular ? " with warp coalescing" : ""));
-  if constexpr (Alloc::kCircular) {
-    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, true>));
-    csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free_uncoalesced,,,,," +
-             std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
-             " paper's malloc");
+                     (full ? " stopped_by_nullptr" : " NOT_FULL") + stats_notes(std::max<std::uint64_t>(n, 1))));
   }
 }
 
