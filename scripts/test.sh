@@ -2,14 +2,20 @@
 # Builds and runs the test suites; exits non-zero on any failure.
 #
 #   1. host tier: CPU-only build (plain C++ compiler, std::thread workers), all tests
-#   2. host tier under ThreadSanitizer: the bitmap, SOA heap and CMalloc tests
-#   3. CUDA build: every device target compiled for sm_${CUDA_ARCH:-90}; the device
-#      tier runs when a GPU is present, otherwise it is reported as SKIPPED.
+#   2. host tier under ThreadSanitizer: the executor, API, bitmap, SOA heap, CMalloc and
+#      back-end tests
+#   3. CUDA build: every device target compiled for sm_${CUDA_ARCH:-90}, and the
+#      README's CMake recipe compiled as a CUDA consumer project (both routes); the
+#      device tier runs when a GPU is present, otherwise it is reported as SKIPPED.
+#
+# Installs what the machine lacks first (scripts/lib/deps.sh).
 #
 # Environment: JOBS (parallel build jobs), CUDA_ARCH (default 90),
 #              DYNASOAR_SKIP_CUDA=1 to leave out step 3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/deps.sh
+ensure_deps cmake g++ make python3 libgtest-dev libcli11-dev libpng-dev libsdl2-dev
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 summary=()
@@ -25,21 +31,23 @@ summary+=("host tier: $(ctest --test-dir build-host -L host -N | tail -1)  PASSE
 step "host tier under ThreadSanitizer (build-tsan)"
 cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \
   -DDYNASOAR_BUILD_BENCH=OFF -DDYNASOAR_BUILD_EXAMPLES=OFF
-cmake --build build-tsan -j "$JOBS" --target bitmap_test bitmap_stress_test soa_test soa_stress_test cmalloc_test backend_test
+cmake --build build-tsan -j "$JOBS" --target platform_test api_test bitmap_test bitmap_stress_test soa_test soa_stress_test cmalloc_test backend_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/test/cmalloc/tsan.supp" \
-  ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Bitmap|Soa|CMalloc|Backend)' -j "$JOBS" --output-on-failure
-summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Bitmap|Soa|CMalloc|Backend)' -N | tail -1)  PASSED")
+  ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend)' -j "$JOBS" --output-on-failure
+summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend)' -N | tail -1)  PASSED")
 
 if [[ "${DYNASOAR_SKIP_CUDA:-0}" == 1 ]]; then
   summary+=("CUDA build: SKIPPED (DYNASOAR_SKIP_CUDA=1)")
-elif ! command -v nvcc >/dev/null && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+elif ! find_nvcc; then
   summary+=("CUDA build: SKIPPED (no nvcc found)")
 else
-  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
   step "CUDA build for sm_${CUDA_ARCH} (build-cuda): compiles every device target"
   cmake -S . -B build-cuda -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCH"
   cmake --build build-cuda -j "$JOBS"
   summary+=("CUDA build: all targets compiled")
+  step "CUDA consumer: the README's CMake recipe with a .cu file, both routes"
+  ctest --test-dir build-cuda -L consumer --output-on-failure
+  summary+=("CUDA consumer: $(ctest --test-dir build-cuda -L consumer -N | tail -1)  PASSED (compiled; run only with a GPU)")
   if nvidia-smi -L >/dev/null 2>&1; then
     step "device tier: tests"
     ctest --test-dir build-cuda -L device --output-on-failure
