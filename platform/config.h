@@ -16,8 +16,15 @@
 #endif
 #endif
 
+// One clear error for the two ways a consumer's build can be set up wrong;
+// the include of a header that does not exist then stops the compiler before
+// the rest of the framework adds errors of its own.
 #if DYNASOAR_CUDA && !defined(__CUDACC__)
-#error "This is a CUDA build of dynasoar (DYNASOAR_CUDA=1): compile this file with nvcc (set its LANGUAGE to CUDA in CMake)."
+#error "This is a CUDA build of dynasoar (DYNASOAR_CUDA=1): compile this file with nvcc (name it .cu, or set its LANGUAGE to CUDA in CMake), or build for the host (DYNASOAR_ENABLE_CUDA=OFF, or a project without CUDA)."
+#include "dynasoar: compile with nvcc (see the #error above)"
+#elif !defined(_MSVC_LANG) && __cplusplus < 202002L
+#error "dynasoar needs C++20: link the CMake target dynasoar::dynasoar (it sets the standard for C++ and CUDA sources), or pass -std=c++20 to g++/clang++/nvcc."
+#include "dynasoar: C++20 is required (see the #error above)"
 #endif
 
 #if DYNASOAR_CUDA
