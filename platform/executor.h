@@ -1,73 +1,71 @@
 // The executor: runs a parallel loop as a CUDA kernel in a CUDA build or on
-// std::thread workers in a host build. Library code written against it runs
-// unchanged in both tiers.
+// host threads (the persistent pool of platform/thread_pool.h) in a host
+// build. Library code written against it runs unchanged in both tiers.
 //
 // - parallel_for(n, f):       f(i) for every i in [0, n), any order, any mapping to threads.
 // - parallel_workers(w, f):   f(id, count) on at least w workers that run concurrently, so
 //                             they may wait for one another's in-flight work. On the GPU the
 //                             workers are the threads of one grid (count is w rounded up to
 //                             whole thread blocks, so every warp is complete); on the host each
-//                             worker is an OS thread.
+//                             worker is an OS thread of its own.
 //
 // In a CUDA build both are asynchronous on the given stream; in a host build
-// they return when the loop is done. `f` is copied to the device by value:
-// it must be trivially copyable and its call operator DYNASOAR_HD.
+// they return when the loop is done, and an exception thrown by `f` reaches
+// the caller after every thread has finished. `f` is copied to the device by
+// value: it must be trivially copyable and its call operator DYNASOAR_HD.
+//
+// Host builds also offer host_parallel_chunks(n, chunks, f): f(begin, end)
+// over a fixed split of [0, n), each chunk on a thread of its own while the
+// pool has idle threads. The do-alls use it to spread their objects over
+// every hardware thread.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <stdexcept>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "platform/config.h"
 #include "platform/error.h"
 #include "platform/memory.h"
+#include "platform/thread_pool.h"
 
 namespace dynasoar::platform {
 
 /// Threads per block of the executor's kernels.
 inline constexpr unsigned kBlockThreads = 256;
 
-/// Upper limit of host workers in parallel_workers (each is an OS thread).
-inline constexpr std::size_t kMaxHostWorkers = 1024;
+// kMaxHostWorkers and host_threads(): platform/thread_pool.h.
 
-/// Worker threads the host executor uses for parallel_for.
-inline unsigned host_threads() {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1u : n;
+/// Objects per host thread below which a host do-all uses fewer threads: a
+/// loop of a few objects runs on its caller alone, one of 2^11 * host_threads()
+/// objects or more on every hardware thread. Waking a pool thread costs some
+/// microseconds, about as much as a few thousand small method calls.
+inline constexpr std::size_t kHostDoAllGrain = std::size_t{1} << 11;
+
+/// Chunks of at least `grain` items (the last may be smaller) for n items,
+/// at most one per hardware thread; 0 for n = 0.
+inline std::size_t host_chunk_count(std::size_t n, std::size_t grain) {
+  const std::size_t wanted = n / grain + (n % grain != 0);
+  return std::min<std::size_t>(host_threads(), wanted);
+}
+
+/// Host threads, in any build: f(begin, end) for the `chunks` contiguous
+/// ranges [n * c / chunks, n * (c + 1) / chunks) of [0, n), c < chunks. The
+/// split depends on n and chunks only; each chunk runs on a thread of its
+/// own while the pool has idle threads (on the caller otherwise). Returns
+/// when all are done; rethrows an exception of `f`.
+template <class F>
+void host_parallel_chunks(std::size_t n, std::size_t chunks, const F& f) {
+  if (n == 0) return;
+  chunks = std::clamp<std::size_t>(chunks, 1, n);
+  detail::run_gang(
+      chunks, [&](std::size_t c) { f(n * c / chunks, n * (c + 1) / chunks); }, false);
 }
 
 namespace detail {
-
-/// Runs body(t) for t in [0, threads) on `threads` OS threads (the caller is
-/// one of them) and rethrows the first exception after all have joined.
-template <class Body>
-void run_host_threads(std::size_t threads, const Body& body) {
-  if (threads <= 1) {
-    if (threads == 1) body(std::size_t{0});
-    return;
-  }
-  std::vector<std::exception_ptr> errors(threads);
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  auto guarded = [&](std::size_t t) {
-    try {
-      body(t);
-    } catch (...) {
-      errors[t] = std::current_exception();
-    }
-  };
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(guarded, t);
-  guarded(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 #if DYNASOAR_CUDA
 template <unsigned kThreads, class F>
@@ -153,14 +151,13 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   DYNASOAR_CHECK_LAUNCH();
 #else
   (void)s;
-  // Small loops are not worth a thread start (~20 us each).
+  // Small loops are not worth waking a thread: the items here are often a
+  // few instructions each (bitmap words, registry entries).
   constexpr std::size_t kMinPerThread = 1 << 14;
-  const std::size_t threads =
-      std::min<std::size_t>(host_threads(), (n + kMinPerThread - 1) / kMinPerThread);
-  detail::run_host_threads(threads, [&](std::size_t t) {
-    const std::size_t begin = n * t / threads, end = n * (t + 1) / threads;
-    for (std::size_t i = begin; i < end; ++i) f(i);
-  });
+  host_parallel_chunks(n, host_chunk_count(n, kMinPerThread),
+                       [&](std::size_t begin, std::size_t end) {
+                         for (std::size_t i = begin; i < end; ++i) f(i);
+                       });
 #endif
 }
 
@@ -181,7 +178,7 @@ std::size_t parallel_workers(std::size_t workers, const F& f, Stream s = {}) {
     throw std::invalid_argument("parallel_workers: " + std::to_string(workers) +
                                 " host workers requested, at most " +
                                 std::to_string(kMaxHostWorkers) + " (each is an OS thread)");
-  detail::run_host_threads(workers, [&](std::size_t w) { f(w, workers); });
+  detail::run_gang(workers, [&](std::size_t w) { f(w, workers); }, /*concurrent=*/true);
   return workers;
 #endif
 }

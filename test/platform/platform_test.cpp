@@ -3,9 +3,28 @@
 // with the host versions of the same functions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <mutex>
+#include <set>
 #include <stdexcept>
+#include <string>
+#include <thread>
 #include <vector>
+
+#if defined(__unix__)
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DYNASOAR_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DYNASOAR_TEST_TSAN 1
+#endif
+#endif
 
 #include "platform/atomic.h"
 #include "platform/bits.h"
@@ -114,6 +133,7 @@ TEST(Warp, PrimitivesOverFullWarp) {
   }
 }
 
+// snippet-begin: parallel-for
 struct CountVisits {
   std::uint32_t* visits;
   DYNASOAR_HD void operator()(std::size_t i) const { platform::atomic_fetch_add(visits + i, 1u); }
@@ -130,6 +150,7 @@ TEST(Executor, ParallelForVisitsEachIndexOnce) {
     EXPECT_EQ(wrong, 0u) << "n = " << n;
   }
 }
+// snippet-end: parallel-for
 
 struct RecordWorker {
   std::uint32_t* seen;
@@ -172,6 +193,215 @@ TEST(Buffer, RoundTripAndBounds) {
   EXPECT_EQ(moved.size(), 10u);
   EXPECT_EQ(b.size(), 0u);
   EXPECT_EQ(b.data(), nullptr);
+}
+
+// --- the host thread pool (platform/thread_pool.h) -----------------------------------------
+
+// Every worker arrives, then waits until all have: possible only if all run
+// at once. passed[id] = 1 once through. Both tiers (on the GPU 1024 threads
+// are four resident blocks).
+struct Barrier {
+  std::uint32_t* arrived;
+  std::uint32_t* passed;
+  DYNASOAR_HD void operator()(std::size_t id, std::size_t count) const {
+    platform::atomic_fetch_add(arrived, 1u, platform::acq_rel);
+    while (platform::atomic_load(arrived, platform::acquire) < count) platform::spin_pause();
+    passed[id] = 1;
+  }
+};
+
+TEST(HostPool, ThousandWorkersMeetAtABarrier) {
+  platform::Buffer<std::uint32_t> arrived(1), passed(platform::kMaxHostWorkers);
+  for (int round = 0; round < 2; ++round) {  // the second round finds the grown pool
+    arrived.zero();
+    passed.zero();
+    const std::size_t got = platform::parallel_workers(platform::kMaxHostWorkers,
+                                                       Barrier{arrived.data(), passed.data()});
+    ASSERT_EQ(got, platform::kMaxHostWorkers);
+    EXPECT_EQ(arrived.to_vector()[0], got);
+    const std::vector<std::uint32_t> p = passed.to_vector();
+    EXPECT_EQ(std::count(p.begin(), p.end(), 1u), static_cast<std::ptrdiff_t>(got))
+        << "round " << round;
+  }
+}
+
+#if !DYNASOAR_CUDA
+// Host threads have ids; the thread that ran each task.
+std::set<std::thread::id> distinct(const std::vector<std::thread::id>& ids) {
+  return {ids.begin(), ids.end()};
+}
+#endif
+
+// parallel_workers never runs two workers one after the other on one
+// thread, and a split loop runs each chunk on a thread of its own while the
+// pool is idle.
+TEST(HostPool, WorkersAndChunksRunOnDistinctThreads) {
+#if DYNASOAR_CUDA
+  GTEST_SKIP() << "host build only";
+#else
+  for (const std::size_t w : {std::size_t{2}, std::size_t{64}, platform::kMaxHostWorkers}) {
+    std::vector<std::thread::id> ids(w);
+    platform::parallel_workers(
+        w, [&](std::size_t id, std::size_t) { ids[id] = std::this_thread::get_id(); });
+    EXPECT_EQ(distinct(ids).size(), w) << w << " workers";
+  }
+  const std::size_t chunks = platform::host_threads();
+  std::mutex m;
+  std::vector<std::thread::id> ids;
+  std::vector<std::size_t> covered(1000, 0);
+  platform::host_parallel_chunks(covered.size(), chunks, [&](std::size_t begin, std::size_t end) {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      ids.push_back(std::this_thread::get_id());
+    }
+    for (std::size_t i = begin; i < end; ++i) ++covered[i];
+  });
+  EXPECT_EQ(ids.size(), chunks);
+  EXPECT_EQ(distinct(ids).size(), chunks);
+  EXPECT_EQ(std::count(covered.begin(), covered.end(), 1u), 1000);
+  EXPECT_EQ(platform::host_chunk_count(10, platform::kHostDoAllGrain), 1u)
+      << "a small loop stays on its caller";
+  EXPECT_EQ(platform::host_chunk_count(0, platform::kHostDoAllGrain), 0u);
+#endif
+}
+
+// Loops inside loops (a parallel_for body that calls parallel_for and
+// parallel_workers, three levels deep) complete: a call takes only idle
+// threads and runs on its caller otherwise.
+TEST(HostPool, NestedCallsComplete) {
+#if DYNASOAR_CUDA
+  GTEST_SKIP() << "host build only: kernels do not launch kernels here";
+#else
+  constexpr std::size_t kOuter = 16, kInner = std::size_t{1} << 15;
+  std::atomic<std::uint64_t> sum{0}, met{0};
+  platform::host_parallel_chunks(kOuter, kOuter, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t o = begin; o < end; ++o) {
+      platform::parallel_for(kInner, [&](std::size_t i) {
+        if (i % 8192 == 0)  // a third level
+          platform::parallel_for(kInner,
+                                 [&](std::size_t) { sum.fetch_add(1, std::memory_order_relaxed); });
+        sum.fetch_add(1, std::memory_order_relaxed);
+      });
+      // Concurrent workers inside a loop: each one still gets a thread of its own.
+      std::atomic<std::size_t> arrived{0};
+      platform::parallel_workers(8, [&](std::size_t, std::size_t count) {
+        arrived.fetch_add(1);
+        while (arrived.load() < count) platform::spin_pause();
+        met.fetch_add(1, std::memory_order_relaxed);
+      });
+    }
+  });
+  EXPECT_EQ(sum.load(), kOuter * (kInner + kInner / 8192 * kInner));
+  EXPECT_EQ(met.load(), kOuter * 8);
+#endif
+}
+
+// Several host threads use the executor at once (as tests and programs with
+// threads of their own do): every call completes with the right result.
+TEST(HostPool, CallsFromManyHostThreadsComplete) {
+#if DYNASOAR_CUDA
+  GTEST_SKIP() << "host build only";
+#else
+  constexpr int kCallers = 8, kRounds = 10;
+  constexpr std::size_t n = std::size_t{1} << 15;
+  std::vector<std::uint64_t> sums(kCallers, 0), met(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kRounds; ++r) {
+        std::atomic<std::uint64_t> sum{0};
+        platform::parallel_for(n,
+                               [&](std::size_t i) { sum.fetch_add(i, std::memory_order_relaxed); });
+        sums[c] += sum.load();
+        std::atomic<std::size_t> arrived{0};
+        const std::size_t w = platform::host_threads() + 2;
+        platform::parallel_workers(w, [&](std::size_t, std::size_t count) {
+          arrived.fetch_add(1);
+          while (arrived.load() < count) platform::spin_pause();
+        });
+        met[c] += arrived.load();
+      }
+    });
+  for (auto& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) {
+    EXPECT_EQ(sums[c], kRounds * (n * (n - 1) / 2)) << "caller " << c;
+    EXPECT_EQ(met[c], kRounds * (platform::host_threads() + 2)) << "caller " << c;
+  }
+#endif
+}
+
+// An exception thrown by a loop body reaches the caller once every thread
+// has finished (the one of the lowest chunk or worker when several throw),
+// and the pool works afterwards.
+TEST(HostPool, ExceptionsReachTheCaller) {
+#if DYNASOAR_CUDA
+  GTEST_SKIP() << "host build only: device code does not throw";
+#else
+  constexpr std::size_t n = std::size_t{1} << 20;
+  std::atomic<std::size_t> visited{0};
+  try {
+    platform::parallel_for(n, [&](std::size_t i) {
+      if (i == n - 1) throw std::runtime_error("last item");
+      visited.fetch_add(1, std::memory_order_relaxed);
+    });
+    ADD_FAILURE() << "parallel_for did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "last item");
+  }
+  EXPECT_EQ(visited.load(), n - 1) << "other chunks ran to their end";
+
+  std::atomic<std::size_t> finished{0};
+  try {
+    platform::parallel_workers(16, [&](std::size_t id, std::size_t) {
+      if (id == 5 || id == 11) throw std::runtime_error("worker " + std::to_string(id));
+      finished.fetch_add(1);
+    });
+    ADD_FAILURE() << "parallel_workers did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "worker 5");
+  }
+  EXPECT_EQ(finished.load(), 14u);
+
+  // Thrown in an inner loop, passed on by the outer one.
+  EXPECT_THROW(platform::host_parallel_chunks(4, 4, [&](std::size_t begin, std::size_t) {
+                 platform::parallel_for(n, [&](std::size_t i) {
+                   if (begin == 2 && i == 7) throw std::logic_error("inner");
+                 });
+               }),
+               std::logic_error);
+
+  std::atomic<std::size_t> after{0};
+  platform::parallel_for(n, [&](std::size_t) { after.fetch_add(1, std::memory_order_relaxed); });
+  EXPECT_EQ(after.load(), n);
+#endif
+}
+
+// A child of fork() has none of the pool's threads: its calls run on the
+// caller and on dedicated threads instead of waiting for threads that are
+// not there (GoogleTest's death tests fork).
+TEST(HostPool, ForkedChildWorksWithoutThePool) {
+#if DYNASOAR_CUDA || !defined(__unix__)
+  GTEST_SKIP() << "host builds on POSIX systems only";
+#elif defined(DYNASOAR_TEST_TSAN)
+  GTEST_SKIP() << "ThreadSanitizer does not allow threads in the child of a multi-threaded fork";
+#else
+  platform::parallel_workers(4, [](std::size_t, std::size_t) {});  // the pool has threads now
+  const pid_t child = fork();
+  ASSERT_NE(child, -1);
+  if (child == 0) {
+    std::atomic<std::size_t> visited{0}, arrived{0};
+    platform::parallel_for(std::size_t{1} << 16, [&](std::size_t) { visited.fetch_add(1); });
+    platform::parallel_workers(4, [&](std::size_t, std::size_t count) {
+      arrived.fetch_add(1);
+      while (arrived.load() < count) platform::spin_pause();
+    });
+    _exit(visited.load() == (std::size_t{1} << 16) && arrived.load() == 4 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
 }
 
 }  // namespace
