@@ -82,6 +82,36 @@ struct DoAll {
   }
 };
 
+#if !DYNASOAR_CUDA
+/// The host build's do-all over the block list entries [begin, end) (one
+/// chunk of SoaHandle::host_do_all): the objects of the snapshot, block by
+/// block, each block's slots in ascending order. One thread takes whole
+/// blocks; the device's slot-per-thread mapping serves coalescing, which a
+/// CPU core does not need. The snapshot does not change during a do-all, so
+/// it is read once per block.
+template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
+struct HostDoAll {
+  std::uint64_t heap_base;
+  std::uint64_t block_bytes;
+  const bit_index* blocks;
+  Pack args;
+
+  void operator()(std::size_t begin, std::size_t end) const {
+    for (std::size_t k = begin; k < end; ++k) {
+      const std::uint64_t block =
+          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      const word snapshot =
+          reinterpret_cast<const BlockHeader*>(block)->iteration & platform::low_bits(kCapacity);
+      for (word live = snapshot; live != 0; live &= live - 1) {
+        const auto slot = static_cast<unsigned>(platform::ctz(live));
+        T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
+        args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+      }
+    }
+  }
+};
+#endif
+
 /// parallel_new, first step: worker g takes a free block for the objects
 /// g * cap .. g * cap + cap - 1 with all its slots already reserved (a
 /// block born full is not active) and writes its index to blocks[g], or
@@ -231,8 +261,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     }
     state_ = platform::Buffer<soa::HeapState>(1);
     state_.copy_from_host(&host, 1, 0, s);
-    block_list_ = platform::Buffer<bit_index>(blocks);
-    block_count_ = platform::Buffer<bit_index>(1);
+    block_counts_ = platform::Buffer<bit_index>(kNumTypes);
     total_ = platform::Buffer<unsigned long long>(1);
     platform::synchronize(s);
   }
@@ -260,24 +289,41 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// parallel_do without waiting: everything is queued on the handle's
   /// stream, with no host synchronisation between the steps (snapshot,
   /// block enumeration, do-all kernel). Call check_errors() after the stream
-  /// is done to learn about allocation failures.
-  template <class T, auto Method, class... Args>
+  /// is done to learn about allocation failures. kWithSubclasses false:
+  /// objects of T only (parallel_do_single_type).
+  template <class T, auto Method, bool kWithSubclasses = true, class... Args>
   void parallel_do_async(Args&&... args) {
     const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    for_each_concrete_constant<Registry, T>([&](auto type_constant) {
+    // Every visited class's blocks and snapshot first, then the do-alls: a
+    // method may create objects of a class visited after its own (a subclass
+    // made by a base class's method), and objects created during the
+    // parallel_do must not be visited (Sec. 3.1). Each class keeps its own
+    // block list until its do-all has run; blocks that class gets meanwhile
+    // are not on it, and slots it fills meanwhile are not in the snapshot.
+    for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
-      constexpr unsigned cap = Registry::kCapacityById[type];
       list_blocks(type);
+#if DYNASOAR_CUDA
       platform::parallel_workers(
           workers_for_blocks(),
-          soa::SnapshotBlocks{state_.data(), block_list_.data(), block_count_.data(), type},
-          stream_);
+          soa::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
+#else
+      host_snapshot(type);
+#endif
+    });
+    for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
+      constexpr unsigned type = decltype(type_constant)::value;
+      constexpr unsigned cap = Registry::kCapacityById[type];
+#if DYNASOAR_CUDA
       const std::size_t threads = do_all_threads(cap);
       platform::parallel_for<soa::kDoAllBlockThreads>(
           threads,
           soa::DoAll<T, Method, decltype(pack), type, cap>{
-              heap_base(), kBlockBytes, block_list_.data(), block_count_.data(), threads, pack},
+              heap_base(), kBlockBytes, block_list(type), block_count(type), threads, pack},
           stream_);
+#else
+      host_do_all<T, Method, type, cap>(pack);
+#endif
     });
   }
 
@@ -389,24 +435,30 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
     if (groups != 0)
-      platform::parallel_for(groups, soa::ClaimFullBlocks{state_.data(), block_list_.data(), type, cap}, stream_);
+      platform::parallel_for(groups, soa::ClaimFullBlocks{state_.data(), block_list(type), type, cap}, stream_);
     platform::parallel_for(n,
                            soa::ConstructInBlocks<Alloc, T, Pack, type, cap>{
-                               device(), heap_base(), kBlockBytes, block_list_.data(), groups, pack},
+                               device(), heap_base(), kBlockBytes, block_list(type), groups, pack},
                            stream_);
   }
 
-  // Writes the allocated blocks of `type` to block_list_ / block_count_ (device).
-  void list_blocks(unsigned type) {
-    allocated_[type]->enumerate(block_list_.data(), block_count_.data(), stream_);
+  // The block list of `type` (device memory, room for every block), made on
+  // first use: a class that is never listed costs nothing.
+  bit_index* block_list(unsigned type) {
+    if (block_lists_[type].size() == 0) block_lists_[type] = platform::Buffer<bit_index>(num_blocks_);
+    return block_lists_[type].data();
   }
+  bit_index* block_count(unsigned type) { return block_counts_.data() + type; }
+
+  // Writes the allocated blocks of `type` to its block list and count (device).
+  void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_count(type), stream_); }
 
   std::uint64_t count_type(unsigned type) {
     list_blocks(type);
     total_.zero(stream_);
     platform::parallel_workers(workers_for_blocks(),
-                               soa::CountObjects{state_.data(), block_list_.data(),
-                                                 block_count_.data(), type, total_.data()},
+                               soa::CountObjects{state_.data(), block_list(type), block_count(type), type,
+                                                 total_.data()},
                                stream_);
     unsigned long long n = 0;
     total_.copy_to_host(&n, 1, 0, stream_);
@@ -431,6 +483,43 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     return std::max<std::size_t>(1, std::min(want, needed) / cap) * cap;
   }
 
+#if !DYNASOAR_CUDA
+  // The host build's snapshot and do-all of one class. Here the block list
+  // is in host memory once list_blocks returns, so the work is split by the
+  // number of blocks it holds: host_chunk_count chunks of whole blocks, of
+  // at least kHostDoAllGrain slots each, chunk c on a thread of its own. A
+  // do-all over many objects thus uses every hardware thread, one over a
+  // few runs on the caller alone (the device's grid, sized by resident
+  // threads, gave the host a few dozen "threads", and so one OS thread).
+  // The snapshot is split the same way; a heap without blocks of the class
+  // costs neither step.
+  bit_index listed_blocks(unsigned type) const {
+    bit_index n = 0;
+    block_counts_.copy_to_host(&n, 1, type, stream_);
+    return n;
+  }
+  std::size_t host_chunks(bit_index blocks, unsigned cap) const {
+    return platform::host_chunk_count(static_cast<std::size_t>(blocks) * cap, platform::kHostDoAllGrain);
+  }
+  void host_snapshot(unsigned type) {
+    const bit_index n = listed_blocks(type);
+    soa::HeapState* const state = state_.data();
+    const bit_index* const blocks = block_list(type);
+    platform::host_parallel_chunks(n, host_chunks(n, Registry::kCapacityById[type]),
+                                   [&](std::size_t begin, std::size_t end) {
+                                     for (std::size_t k = begin; k < end; ++k)
+                                       state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
+                                   });
+  }
+  template <class T, auto Method, unsigned kType, unsigned kCap, class Pack>
+  void host_do_all(const Pack& pack) {
+    const bit_index n = listed_blocks(kType);
+    platform::host_parallel_chunks(
+        n, host_chunks(n, kCap),
+        soa::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
+  }
+#endif
+
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 
   std::vector<soa::BlockHeader> read_headers() const {
@@ -447,8 +536,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   std::unique_ptr<HierarchicalBitmap> free_blocks_;
   std::unique_ptr<HierarchicalBitmap> allocated_[kNumTypes];
   std::unique_ptr<HierarchicalBitmap> active_[kNumTypes];
-  platform::Buffer<bit_index> block_list_;
-  platform::Buffer<bit_index> block_count_;
+  platform::Buffer<bit_index> block_lists_[kNumTypes];  // per class, made on first use
+  platform::Buffer<bit_index> block_counts_;
   mutable platform::Buffer<unsigned long long> total_;
 };
 

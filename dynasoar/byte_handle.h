@@ -180,15 +180,29 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
 
   /// parallel_do without the final wait. Each class's compaction waits for
   /// the stream (see the file comment); the do-all kernels are queued.
-  template <class T, auto Method, class... Args>
+  /// Every visited class is compacted before the first do-all: objects a
+  /// method creates are registered after the live count taken then, so no
+  /// do-all visits them, whatever their class.
+  template <class T, auto Method, bool kWithSubclasses = true, class... Args>
   void parallel_do_async(Args&&... args) {
     const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    this->template for_each_concrete<Registry, T>([&](unsigned type) {
-      const std::uint64_t live = compact(type, 0);
-      if (live == 0) return;
-      platform::parallel_for(
-          live, registry::DoAllEntries<T, Method, decltype(pack)>{entries_[type].data(), pack},
-          stream_);
+    std::uint64_t live[kNumTypes] = {};
+    this->template for_each_concrete<Registry, T, kWithSubclasses>(
+        [&](unsigned type) { live[type] = compact(type, 0); });
+    this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
+      if (live[type] == 0) return;
+      const registry::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack};
+#if DYNASOAR_CUDA
+      platform::parallel_for(live[type], each, stream_);
+#else
+      // Host build: as many threads as the objects are worth (kHostDoAllGrain
+      // each), every hardware thread for many; parallel_for's split, meant
+      // for loops of a few instructions an item, would give most do-alls one.
+      platform::host_parallel_chunks(live[type], platform::host_chunk_count(live[type], platform::kHostDoAllGrain),
+                                     [&](std::size_t begin, std::size_t end) {
+                                       for (std::size_t i = begin; i < end; ++i) each(i);
+                                     });
+#endif
     });
   }
 

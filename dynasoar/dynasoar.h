@@ -6,6 +6,7 @@
 #include "dynasoar/allocator_handle.h"
 #include "dynasoar/backend.h"
 #include "dynasoar/field.h"
+#include "dynasoar/random.h"
 #include "dynasoar/soa_allocator.h"
 #include "platform/atomic.h"
 #include "platform/bits.h"
@@ -13,4 +14,5 @@
 #include "platform/error.h"
 #include "platform/executor.h"
 #include "platform/memory.h"
+#include "platform/stack.h"
 #include "platform/warp.h"

@@ -45,7 +45,9 @@ class Field {
   Field() = default;
   Field(const Field&) = delete;
   /// Initialises the value (member initialiser lists of constructors).
-  DYNASOAR_HD Field(const T& v) { get() = v; }  // NOLINT(google-explicit-constructor)
+  /// Explicit, so that `cond ? field : 1.0` has one meaning (the field's
+  /// value), as a plain member would.
+  DYNASOAR_HD explicit Field(const T& v) { get() = v; }
 
   /// The value's address in its SOA array.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T* data_ptr() const {
@@ -107,9 +109,11 @@ class Field {
   DYNASOAR_HD DYNASOAR_FORCEINLINE auto& operator*() const {
     return *get();
   }
-  /// Element of an array field (a C array or a class with operator[]).
+  /// Element of an array field (a C array or a class with operator[]). The
+  /// index is taken by reference: it may be another field (a proxy cannot
+  /// be copied).
   template <class I>
-  DYNASOAR_HD DYNASOAR_FORCEINLINE decltype(auto) operator[](I i) const {
+  DYNASOAR_HD DYNASOAR_FORCEINLINE decltype(auto) operator[](const I& i) const {
     return get()[i];
   }
 };

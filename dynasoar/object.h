@@ -50,12 +50,13 @@ constexpr unsigned registered_type_id() {
 }
 
 /// f(std::integral_constant<unsigned, id>) for every concrete class that is
-/// T or derives from it: the type id as a compile-time constant, so that
-/// code instantiated per class (do-all kernels, the walk of device_do) knows
-/// its capacity and the pointer bits it makes. Host and device.
-template <class Registry, class T, class F>
+/// T or derives from it (only T itself if kWithSubclasses is false): the
+/// type id as a compile-time constant, so that code instantiated per class
+/// (do-all kernels, the walk of device_do) knows its capacity and the
+/// pointer bits it makes. Host and device.
+template <class Registry, class T, bool kWithSubclasses = true, class F>
 DYNASOAR_HD DYNASOAR_FORCEINLINE void for_each_concrete_constant(F&& f) {
-  constexpr std::uint64_t kTypes = Registry::template kConcreteSubtypes<T>;
+  constexpr std::uint64_t kTypes = Registry::template kVisitedTypes<T, kWithSubclasses>;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (
         [&] {
@@ -134,17 +135,36 @@ class Object {
   template <class C, int N>
   using Field = ::dynasoar::Field<C, N>;
 
-  /// True if this object is a C (or a subclass of C).
+  /// True if this object is a C (or a subclass of C). Call it on an object,
+  /// never through a null pointer (the compiler may assume `this` is not
+  /// null); for a pointer that may be null use dynasoar::is_a<C>(p).
   template <class C>
   DYNASOAR_HD bool is_a() const {
     return Alloc::template is_a<C>(this);
   }
-  /// This object as a C*, or nullptr if it is not a C.
+  /// This object as a C*, or nullptr if it is not a C. For a pointer that
+  /// may be null use dynasoar::cast<C>(p).
   template <class C>
   DYNASOAR_HD C* cast() const {
     return is_a<C>() ? reinterpret_cast<C*>(const_cast<Object*>(this)) : nullptr;
   }
 };
+
+/// True if `p` points to a C (or a subclass of C); false for nullptr. Host
+/// and device. The type comes from the pointer (SOA heap) or the
+/// allocation's header (byte allocators), not from a virtual table.
+template <class C, class P>
+DYNASOAR_HD bool is_a(const P* p) {
+  static_assert(std::is_same_v<typename C::Allocator, typename P::Allocator>,
+                "is_a: C and the pointer's class belong to different allocators");
+  return p != nullptr && P::Allocator::template is_a<C>(p);
+}
+/// `p` as a C*, or nullptr if it is null or not a C (dynamic_cast for
+/// framework classes). Host and device.
+template <class C, class P>
+DYNASOAR_HD C* cast(P* p) {
+  return is_a<C>(p) ? reinterpret_cast<C*>(const_cast<std::remove_const_t<P>*>(p)) : nullptr;
+}
 
 /// Runs the destructor of `*p` and frees its memory (paper: destroy). The
 /// destructor is the one of the static type T, as with `delete` of a class

@@ -112,10 +112,24 @@ class HandleOps {
   }
   /// Same, with T the class that declares Method. Note that for an inherited
   /// method that is the base class, so all its subclasses are visited; name
-  /// T explicitly (parallel_do<Fish, &Fish::move>) to visit one subclass only.
+  /// T explicitly (parallel_do<Fish, &Fish::move>) to visit Fish and its
+  /// subclasses.
   template <auto Method, class... Args>
   void parallel_do(Args&&... args) {
     parallel_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
+  }
+
+  /// Runs (obj->*Method)(args...) on every object of exactly class T, not of
+  /// its subclasses (the original DynaSOAr's parallel_do_single_type, there
+  /// also called fast_parallel_do). Otherwise as parallel_do.
+  template <class T, auto Method, class... Args>
+  void parallel_do_single_type(Args&&... args) {
+    static_assert(!H::Registry::template Info<T>::kIsAbstract,
+                  "parallel_do_single_type: an abstract class has no objects of its own; use parallel_do");
+    H& self = static_cast<H&>(*this);
+    self.template parallel_do_async<T, Method, false>(std::forward<Args>(args)...);
+    platform::synchronize(self.stream());
+    self.check_errors();
   }
 
   /// Live objects of T and its subclasses (H::count_type per class). Waits
@@ -138,10 +152,11 @@ class HandleOps {
                            self.stream());
   }
 
-  /// f(type id) for every concrete class that is T or derives from it.
-  template <class Registry, class T, class F>
+  /// f(type id) for every concrete class that is T or derives from it (T
+  /// alone if kWithSubclasses is false).
+  template <class Registry, class T, bool kWithSubclasses = true, class F>
   static void for_each_concrete(F&& f) {
-    for (std::uint64_t m = Registry::template kConcreteSubtypes<T>; m != 0; m &= m - 1)
+    for (std::uint64_t m = Registry::template kVisitedTypes<T, kWithSubclasses>; m != 0; m &= m - 1)
       f(static_cast<unsigned>(platform::ctz(m)));
   }
 };

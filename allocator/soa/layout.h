@@ -149,6 +149,12 @@ struct Registry<TypeList<Ts...>> {
       ((std::is_base_of_v<C, Ts> && !Info<Ts>::kIsAbstract ? std::uint64_t{1} << kIndexOf<Ts, Types> : 0) |
        ...);
 
+  /// The concrete classes a do-all over C visits: C and its concrete
+  /// subclasses, or (kWithSubclasses false) C alone.
+  template <class C, bool kWithSubclasses = true>
+  static constexpr std::uint64_t kVisitedTypes =
+      kWithSubclasses ? kConcreteSubtypes<C> : kConcreteSubtypes<C> & (std::uint64_t{1} << kIndexOf<C, Types>);
+
   /// Object bytes of the smallest concrete class; it gets kMaxSlots per block.
   static constexpr std::uint64_t kSmallestObjectBytes = [] {
     std::uint64_t smallest = ~std::uint64_t{0};

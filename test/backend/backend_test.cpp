@@ -6,11 +6,16 @@
 #include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "support/backends.h"
 #include "support/stress_rounds.h"
 
 namespace {
@@ -18,6 +23,9 @@ namespace {
 using dynasoar::Field;
 using dynasoar::platform::atomic_fetch_add;
 using ull = unsigned long long;
+
+// Shared counters of Animal::race: kRaceBins sums and a count.
+constexpr int kRaceBins = 16;
 
 struct Vec3 {
   float x, y, z;
@@ -39,6 +47,20 @@ struct World {
     Field<Animal, 1> energy;
 
     DYNASOAR_HD void grow(double by) { energy += by; }
+    // Objects of every thread of a do-all update shared data, through
+    // atomics only: sums in bins[id % kRaceBins], a count in
+    // bins[kRaceBins], and a maximum raised by compare-and-swap. The
+    // object's own field is written without atomics (no other visit touches it).
+    DYNASOAR_HD void race(ull* bins, ull* max) {
+      const int i = id;
+      atomic_fetch_add(&bins[i % kRaceBins], static_cast<ull>(i) + 1);
+      atomic_fetch_add(&bins[kRaceBins], 1ull);
+      const ull mine = dynasoar::platform::mix64(static_cast<std::uint64_t>(i));
+      ull seen = dynasoar::platform::atomic_load(max);
+      while (seen < mine && !dynasoar::platform::atomic_compare_exchange(max, seen, mine)) {
+      }
+      energy += 1.0;
+    }
     DYNASOAR_HD void add_to(ull* sums) {
       atomic_fetch_add(&sums[0], 1ull);
       atomic_fetch_add(&sums[1], static_cast<ull>(static_cast<int>(id)));
@@ -71,6 +93,15 @@ struct World {
     }
     DYNASOAR_HD void check(ull* broken) {
       if (!intact()) atomic_fetch_add(broken, 1ull);
+    }
+    // Host build: the OS thread that visits this fish, as threads[id] (ids are unique there).
+    DYNASOAR_HD void note_thread(ull* threads) {
+#if DYNASOAR_DEVICE_CODE
+      threads[static_cast<int>(this->id)] = 0;
+#else
+      threads[static_cast<int>(this->id)] =
+          std::hash<std::thread::id>{}(std::this_thread::get_id());
+#endif
     }
     // Odd ids are replaced by a new fish with id -1 (not visited by this do-all).
     DYNASOAR_HD void replace_odd(Alloc alloc, ull* visited) {
@@ -179,17 +210,7 @@ class BackendConformance : public ::testing::Test {
   }
 };
 
-struct BackendNames {
-  template <class T>
-  static std::string GetName(int) {
-    return T::kName;
-  }
-};
-namespace backend = dynasoar::backend;
-using Backends = ::testing::Types<backend::Dynasoar, backend::CMalloc, backend::CFMalloc,
-                                  backend::CMMalloc, backend::CFMMalloc, backend::CudaMalloc,
-                                  backend::AtomicMalloc, backend::AWMalloc>;
-TYPED_TEST_SUITE(BackendConformance, Backends, BackendNames);
+TYPED_TEST_SUITE(BackendConformance, dynasoar::test::AllBackends, dynasoar::test::BackendNames);
 
 // parallel_new, parallel_do over a base class (both subclasses visited,
 // inherited fields addressed in each), device_do, count, is_a/cast.
@@ -322,16 +343,84 @@ TYPED_TEST(BackendConformance, OutOfMemoryIsReportedAndHarmless) {
     // walk, CFMMalloc broke objects here until absorbed headers were invalidated.
     for (const int variant : {0, 1, 2}) {
       SCOPED_TRACE(variant == 0 ? "defaults" : variant == 1 ? "merge on walk" : "no coalescing");
+      // snippet-begin: byte-options
       dynasoar::ByteHandleOptions options;
       options.pool.merge_on_walk = variant == 1;
       options.pool.coalesce = variant != 2;
       typename W::Handle heap(kBytes, options);
+      // snippet-end: byte-options
       check(heap);
     }
   } else {
     typename W::Handle heap(kBytes);
     check(heap);
   }
+}
+
+// A host do-all over many objects spreads them over every hardware thread:
+// 2^16 fish run their method on min(host_threads(), 2^16 / kHostDoAllGrain)
+// distinct OS threads (the split is fixed, one chunk per thread), not on
+// one, so that races in user methods can show up on the host and under
+// ThreadSanitizer.
+TYPED_TEST(BackendConformance, HostDoAllUsesEveryHardwareThread) {
+  if constexpr (dynasoar::platform::kCudaBuild)
+    GTEST_SKIP() << "host build only: a GPU's threads have no OS thread ids";
+  using W = typename TestFixture::Classes;
+  namespace platform = dynasoar::platform;
+  typename W::Handle heap(TestFixture::kHeapBytes);
+  constexpr std::size_t kFish = std::size_t{1} << 16;
+  heap.template parallel_new<typename W::Fish>(kFish);
+  platform::Buffer<ull> threads(kFish);
+  threads.zero();
+  heap.template parallel_do<typename W::Fish, &W::Fish::note_thread>(threads.data());
+  const std::vector<ull> t = threads.to_vector();
+  EXPECT_EQ(std::count(t.begin(), t.end(), 0ull), 0) << "a fish was not visited";
+  const std::set<ull> distinct(t.begin(), t.end());
+  const std::size_t want =
+      std::min<std::size_t>(platform::host_threads(), kFish / platform::kHostDoAllGrain);
+  EXPECT_EQ(distinct.size(), want) << "host_threads() = " << platform::host_threads();
+  // A handful of objects stays on the calling thread.
+  typename W::Handle few(TestFixture::kHeapBytes);
+  few.template parallel_new<typename W::Fish>(10);
+  platform::Buffer<ull> few_threads(10);
+  few_threads.zero();
+  few.template parallel_do<typename W::Fish, &W::Fish::note_thread>(few_threads.data());
+  const ull caller = std::hash<std::thread::id>{}(std::this_thread::get_id());
+  EXPECT_EQ(few_threads.to_vector(), std::vector<ull>(10, caller));
+}
+
+// User methods of many objects, visited by many threads at once (every
+// hardware thread on the host, the whole grid on the GPU), race on shared
+// counters through atomics and on a maximum through compare-and-swap; the
+// totals are exact afterwards. Fish and sharks, so both subclasses' do-alls
+// run; three rounds.
+TYPED_TEST(BackendConformance, DoAllMethodsRaceThroughAtomics) {
+  using W = typename TestFixture::Classes;
+  typename W::Handle heap(TestFixture::kHeapBytes);
+  constexpr int kFish = 40000, kSharks = 25000, kRounds = 3;
+  heap.template parallel_new<typename W::Fish>(kFish);
+  heap.template parallel_new<typename W::Shark>(kSharks);
+  dynasoar::platform::Buffer<ull> bins(kRaceBins + 1), max(1);
+  bins.zero();
+  max.zero();
+  for (int r = 0; r < kRounds; ++r)
+    heap.template parallel_do<typename W::Animal, &W::Animal::race>(bins.data(), max.data());
+
+  std::vector<ull> want_bins(kRaceBins + 1, 0);
+  ull want_max = 0;
+  for (const int n : {kFish, kSharks})
+    for (int i = 0; i < n; ++i) {
+      want_bins[i % kRaceBins] += kRounds * (static_cast<ull>(i) + 1);
+      want_bins[kRaceBins] += kRounds;
+      want_max = std::max<ull>(want_max, dynasoar::platform::mix64(static_cast<std::uint64_t>(i)));
+    }
+  EXPECT_EQ(bins.to_vector(), want_bins);
+  EXPECT_EQ(max.to_vector()[0], want_max);
+  const ull id_sum = ull{kFish} * (kFish - 1) / 2 + ull{kSharks} * (kSharks - 1) / 2;
+  const ull energy_sum = 2 * id_sum + kRounds * ull{kFish + kSharks};
+  EXPECT_EQ(TestFixture::sums(heap), (std::vector<ull>{kFish + kSharks, id_sum, energy_sum}))
+      << "each object's own field, bumped once a round";
+  TestFixture::expect_intact(heap);
 }
 
 }  // namespace

@@ -408,6 +408,7 @@ TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
 namespace dynasoar::cmalloc {
 namespace {
 
+// snippet-begin: pool-kernel
 // One thread allocates n requests of `bytes` each, and frees every other one.
 template <class Alloc>
 struct AllocateSome {
@@ -420,6 +421,7 @@ struct AllocateSome {
     for (int i = 0; i < n; i += 2) alloc.free(out[i]);
   }
 };
+// snippet-end: pool-kernel
 
 // Each thread allocates 16 bytes and frees them again.
 template <class Alloc>
@@ -471,6 +473,7 @@ TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
   if constexpr (!multi_offset<TypeParam>()) {
     GTEST_SKIP() << TypeParam::kName << ": heaps per multiprocessor are for CMMalloc and CFMMalloc";
   } else {
+    // snippet-begin: heaps-per-processor
     PoolOptions options;
     options.heaps_per_processor = 3;
     PoolHandle<TypeParam> pool(std::uint64_t{64} << 20, options);
@@ -479,6 +482,7 @@ TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
                            AllocateAndFree<decltype(pool.device())>{pool.device()});
     platform::synchronize();
     EXPECT_NO_THROW(pool.check_errors());
+    // snippet-end: heaps-per-processor
     EXPECT_EQ(pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
               0u);
     options.heaps_per_processor = 0;

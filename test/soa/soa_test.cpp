@@ -44,6 +44,7 @@ class Small : public TestAlloc::Base {
   }
 };
 
+// snippet-begin: fields
 // 33 bytes of fields of mixed sizes and alignments.
 class Mid : public TestAlloc::Base {
  public:
@@ -60,6 +61,7 @@ class Mid : public TestAlloc::Base {
     for (int k = 0; k < 3; ++k) triple[k] = i + k;
   }
 };
+// snippet-end: fields
 
 // 64 bytes: 16 times Small.
 class Big : public TestAlloc::Base {
@@ -77,6 +79,7 @@ class Big : public TestAlloc::Base {
   DYNASOAR_HD explicit Big(int i) : signature(static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull) {}
 };
 
+// snippet-begin: inheritance
 // Three levels: Shape (abstract) <- Circle <- Ring.
 class Shape : public TestAlloc::Base {
  public:
@@ -103,6 +106,7 @@ class Ring : public Circle {
   Field<Ring, 1> tag;
   DYNASOAR_HD explicit Ring(int i) : Circle(i), inner(0.5f * static_cast<float>(i)), tag(static_cast<short>(-i)) {}
 };
+// snippet-end: inheritance
 
 using Registry = TestAlloc::Registry;
 
@@ -191,11 +195,13 @@ TEST(SoaDsl, FieldAddressesAndValues) {
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
+// snippet-begin: device-do
 struct SumSmall {
   TestAlloc alloc;
   unsigned long long* sum;
   DYNASOAR_HD void operator()(std::size_t) const { alloc.device_do<Small, &Small::add_to>(sum); }
 };
+// snippet-end: device-do
 
 TEST(SoaOps, ParallelNewDoCountDestroy) {
   Handle heap(Handle::bytes_for<Small>(20000) + Handle::kBlockBytes * 8);
@@ -241,6 +247,7 @@ TEST(SoaOps, ParallelDoOverSubclasses) {
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
+// snippet-begin: out-of-memory
 TEST(SoaOps, OutOfMemoryIsReportedAndHarmless) {
   Handle heap(Handle::kBlockBytes * 10);  // 10 blocks: at most 40 Bigs
   EXPECT_THROW(heap.parallel_new<Big>(100), dynasoar::OutOfMemory);
@@ -248,6 +255,7 @@ TEST(SoaOps, OutOfMemoryIsReportedAndHarmless) {
   EXPECT_FALSE(heap.out_of_memory()) << "check_errors clears the flag";
   EXPECT_EQ(heap.check_consistency(), "");
 }
+// snippet-end: out-of-memory
 
 // One `new` per thread, as inside a user's kernel (parallel_new fills whole
 // blocks instead).
