@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# The main demonstration: wa-tor (DynaSOAr paper Sec. 6) on the DynaSOAr heap,
-# on a CMalloc variant (CFMMalloc) and on CUDA's device malloc, next to the
-# hand-written baseline; every run must compute the same checksum, and a table
-# of times is printed. With a GPU (nvidia-smi sees one and nvcc is present) it
-# runs at the paper's size, 2048x2560 cells for 500 steps; without one, the
-# CPU-only build runs a 256x256 grid for 100 steps on host threads.
-# Arguments replace the size: scripts/demo.sh --width 512 --height 512 --steps 200
+# The main demonstration: wa-tor (DynaSOAr paper Sec. 6) as objects on the
+# DynaSOAr heap, on CFMMalloc and on CUDA's device malloc, next to the
+# hand-written baseline. Prints progress while it runs and a short table: what
+# each variant is, its time, its ratio to the baseline and whether it computed
+# the baseline's checksum. On a GPU (nvcc and nvidia-smi find one) the grid is
+# the paper's 2048x2560; without one the CPU-only build runs 256x256 on host
+# threads. Installs what the machine lacks first (scripts/lib/deps.sh).
+#
+#   scripts/demo.sh                      the plan for this machine
+#   scripts/demo.sh --grid 512x512 --steps 50   another size, every variant
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/deps.sh
+ensure_deps cmake g++ make python3 libcli11-dev libpng-dev
 JOBS=${JOBS:-$(nproc)}
-VARIANTS=dynasoar,cfmmalloc,cuda_malloc,baseline
-command -v nvcc >/dev/null || { [[ -x /usr/local/cuda/bin/nvcc ]] && export PATH=/usr/local/cuda/bin:$PATH; }
-if command -v nvcc >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+targets=(wator_dynasoar wator_cfmmalloc wator_cuda_malloc wator_baseline)
+if find_nvcc && nvidia-smi -L >/dev/null 2>&1; then
   echo "GPU found: $(nvidia-smi -L | head -1)"
+  # Build for the GPU at hand (e.g. 9.0 -> 90), so nothing is compiled at start-up.
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
   build=build-cuda
-  cmake -S . -B $build -DDYNASOAR_ENABLE_CUDA=ON >/dev/null
-  size="--width 2048 --height 2560 --steps 500"
+  cmake -S . -B $build -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${arch:-native}" >/dev/null
+  plan=(--gpu)
 else
-  echo "No GPU found: wa-tor at a small size on host threads (the CPU-only build)."
+  echo "No GPU found: the CPU-only build on host threads."
   build=build-host
   cmake -S . -B $build -DDYNASOAR_ENABLE_CUDA=OFF >/dev/null
-  size="--width 256 --height 256 --steps 100"
+  plan=()
 fi
-cmake --build $build -j "$JOBS" --target wator_dynasoar wator_cfmmalloc wator_cuda_malloc wator_baseline
-if [[ $# -gt 0 ]]; then size="$*"; fi
-exec python3 bench/examples/run_examples.py --bin $build/example --example wator \
-  --variants $VARIANTS --args "$size"
+echo "building ${targets[*]} in $build ..."
+start=$(date +%s)
+cmake --build $build -j "$JOBS" --target "${targets[@]}" >"$build/demo-build.log" 2>&1 \
+  || { tail -30 "$build/demo-build.log"; echo "build failed (log: $build/demo-build.log)" >&2; exit 1; }
+echo "built in $(( $(date +%s) - start )) s"
+exec python3 bench/examples/demo.py --bin $build/example "${plan[@]}" "$@"

@@ -50,7 +50,7 @@ void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step) {
 
 std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o) {
-  if (o.quiet || o.json) return [](int) {};
+  if (o.quiet) return [](int) {};  // on stderr: --json output stays clean
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(
       std::chrono::steady_clock::now());
   return [name, steps, last](int step) {

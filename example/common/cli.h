@@ -38,7 +38,8 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);
 void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step = true);
 
 /// A step callback that prints "name: step s / n" to stderr at most once a
-/// second (nothing with --quiet or --json).
+/// second (nothing with --quiet; with --json the report goes to stdout, so
+/// progress on stderr does not disturb it).
 std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o);
 
