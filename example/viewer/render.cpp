@@ -74,6 +74,35 @@ void render(const nbody::Frame& f, Canvas& out) {
     }
 }
 
+void render(const barnes_hut::Frame& f, Canvas& out) {
+  out.fill(palette::kSpace);
+  const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
+  const auto px = [w](float x) { return (x + 1.0f) * 0.5f * w; };
+  const auto py = [h](float y) { return (1.0f - y) * 0.5f * h; };
+  for (const barnes_hut::FrameCell& c : f.cells) {
+    const float s = 2.0f / static_cast<float>(1u << std::clamp(c.depth, 0, 30));
+    const float x0 = -1.0f + static_cast<float>(c.ix) * s, y0 = -1.0f + static_cast<float>(c.iy) * s;
+    const int l = static_cast<int>(std::floor(px(x0))), r = static_cast<int>(std::floor(px(x0 + s)));
+    const int t = static_cast<int>(std::floor(py(y0 + s))), b = static_cast<int>(std::floor(py(y0)));
+    out.line(l, t, r, t, palette::kCell);
+    out.line(l, b, r, b, palette::kCell);
+    out.line(l, t, l, b, palette::kCell);
+    out.line(r, t, r, b, palette::kCell);
+  }
+  float heaviest = 0.0f;
+  for (const barnes_hut::FrameBody& b : f.bodies) heaviest = std::max(heaviest, b.mass);
+  const float unit = std::min(w, h) / static_cast<float>(kBarnesHutCanvasSize);
+  for (const barnes_hut::FrameBody& b : f.bodies)
+    out.disc(px(b.x), py(b.y), unit * (0.5f + (heaviest > 0.0f ? b.mass / heaviest : 0.0f)), palette::kBody);
+}
+
+std::string population(const barnes_hut::Frame& f) {
+  const auto leaves = std::count_if(f.cells.begin(), f.cells.end(),
+                                    [](const barnes_hut::FrameCell& c) { return c.leaf != 0; });
+  return "Body " + std::to_string(f.bodies.size()) + ", TreeNode " + std::to_string(f.cells.size()) + " (" +
+         std::to_string(leaves) + " leaves)";
+}
+
 namespace {
 
 // A view of the k-d tree's scene: axes u (to the right) and v (upwards) of

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "example/barnes_hut/barnes_hut.h"
 #include "example/gol/gol.h"
 #include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
@@ -27,6 +28,7 @@ inline constexpr Rgba kSpace{6, 6, 16, 255};
 inline constexpr Rgba kBody{255, 226, 150, 255};
 inline constexpr Rgba kMerged{255, 96, 64, 255};  // a body that took in another
 inline constexpr Rgba kTriangle{70, 90, 120, 255};
+inline constexpr Rgba kCell{48, 72, 116, 255};  // Barnes-Hut: the quadtree's cell outlines
 /// Split planes by depth (root first); deeper ones take the last colour.
 inline constexpr Rgba kSplit[] = {{255, 224, 80, 255}, {255, 160, 48, 255}, {240, 96, 80, 255},
                                   {208, 80, 160, 255}, {150, 90, 230, 255}, {90, 120, 240, 255},
@@ -50,6 +52,12 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
 /// bodies), y upwards; merged bodies in kMerged, drawn last.
 void render(const nbody::Frame& f, Canvas& out);
 
+/// Barnes-Hut's square [-1, 1]^2: the outline of every cell of the quadtree
+/// in kCell, then the bodies as discs in kBody (radius 0.5 to 1.5 pixels
+/// with the mass, on the 640-pixel canvas), y upwards.
+inline constexpr int kBarnesHutCanvasSize = 640;
+void render(const barnes_hut::Frame& f, Canvas& out);
+
 /// k-d tree: two orthographic views of the scene side by side, x-y (left)
 /// and x-z (right), each a kKdtreePanel-pixel square with kKdtreeMargin
 /// around, the scene's box scaled to fit (second axis upwards). Triangles as
@@ -67,5 +75,6 @@ std::string population(const wator::Frame& f);
 std::string population(const gol::Frame& f);
 std::string population(const nbody::Frame& f);
 std::string population(const kdtree::TreePicture& p);
+std::string population(const barnes_hut::Frame& f);
 
 }  // namespace dynasoar::example::viewer
