@@ -13,6 +13,7 @@
 
 namespace dynasoar::example {
 
+// snippet-begin: make-heap
 template <class Handle>
 Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
   if constexpr (std::is_constructible_v<Handle, std::uint64_t, ByteHandleOptions>) {
@@ -23,7 +24,9 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
     return Handle(bytes);
   }
 }
+// snippet-end: make-heap
 
+// snippet-begin: check-now-and-then
 /// Inside a simulation loop that queues its do-alls without waiting: every
 /// 64 steps and after the last, waits for the GPU and throws if a `new` ran
 /// out of memory, so that a failed allocation stops the run early, while
@@ -34,6 +37,7 @@ void check_heap_now_and_then(Handle& heap, int step, int steps) {
   platform::synchronize(heap.stream());
   heap.check_errors();
 }
+// snippet-end: check-now-and-then
 
 /// Byte allocators keep an object registry and report the time spent
 /// compacting it (enumeration_seconds); the DynaSOAr heap has none.

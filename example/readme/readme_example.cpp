@@ -1,6 +1,7 @@
 // The example of the README, verbatim (CI builds and runs it): a class with
 // two fields, objects created with parallel_new, moved with parallel_do, and
 // replaced inside a do-all by objects they create.
+// snippet-begin: readme
 #include <dynasoar/dynasoar.h>
 
 class Body;
@@ -26,3 +27,4 @@ int main() {
   heap.parallel_do<Body, &Body::split>(heap.device());
   return heap.count<Body>() == 1000 ? 0 : 1;
 }
+// snippet-end: readme

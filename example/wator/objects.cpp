@@ -17,11 +17,13 @@
 namespace dynasoar::example::wator {
 namespace {
 
+// snippet-begin: allocator
 class Cell;
 class Agent;
 class Fish;
 class Shark;
 using AllocatorT = dynasoar::Allocator<Cell, Agent, Fish, Shark>;
+// snippet-end: allocator
 
 /// What every method needs: the grid and step, the cells by index, the allocator.
 struct World {
@@ -30,6 +32,7 @@ struct World {
   AllocatorT alloc;
 };
 
+// snippet-begin: cell
 class Cell : public AllocatorT::Base {
  public:
   declare_field_types(Cell, Agent*, unsigned, int)
@@ -45,6 +48,7 @@ class Cell : public AllocatorT::Base {
   DYNASOAR_HD void count_agent(unsigned long long* counts);  // --trace: [0] fish, [1] sharks
   DYNASOAR_HD void write_frame(std::uint8_t* out);
 };
+// snippet-end: cell
 
 class Agent : public AllocatorT::Base {
  public:
@@ -74,6 +78,7 @@ class Agent : public AllocatorT::Base {
   }
 };
 
+// snippet-begin: fish
 class Fish : public Agent {
  public:
   declare_field_types(Fish, int)
@@ -99,6 +104,7 @@ class Fish : public Agent {
     position = to;
   }
 };
+// snippet-end: fish
 
 class Shark : public Agent {
  public:
@@ -121,6 +127,7 @@ class Shark : public Agent {
                  kSharkMove);
   }
 
+  // snippet-begin: shark-update
   DYNASOAR_HD void update(World w) {
     const int from = position, to = new_position;
     if (energy <= 0) {
@@ -143,6 +150,7 @@ class Shark : public Agent {
     w.cells[from]->agent = left;
     position = to;
   }
+  // snippet-end: shark-update
 };
 
 DYNASOAR_HD void Cell::populate(World w) {
@@ -161,6 +169,7 @@ DYNASOAR_HD void Cell::decide(World w, Purpose purpose) {
   static_cast<Agent*>(w.cells[w.grid.neighbor(id, d)]->agent)->new_position = static_cast<int>(id);
 }
 
+// snippet-begin: is-a-cast
 DYNASOAR_HD void Cell::count_agent(unsigned long long* counts) {
   const Agent* a = agent;
   if (a != nullptr) platform::atomic_fetch_add(&counts[a->is_a<Shark>() ? 1 : 0], 1ull);
@@ -177,6 +186,7 @@ DYNASOAR_HD void Cell::add_checksum(unsigned long long* sum) {
   }
   platform::atomic_fetch_add(sum, static_cast<unsigned long long>(term));
 }
+// snippet-end: is-a-cast
 
 DYNASOAR_HD void Cell::write_frame(std::uint8_t* out) {
   const Agent* a = agent;
@@ -211,12 +221,14 @@ StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
 
 RunReport run(const Config& c) {
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
+  // snippet-begin: setup
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height));
   Grid grid{c.width, c.height, c.seed, 0};
   platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
   heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());
   heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.data(), heap.device()});
+  // snippet-end: setup
 
   // The viewer's copy of the grid, only where a frame is due.
   const auto send_frame = [&](int step) {
@@ -232,6 +244,7 @@ RunReport run(const Config& c) {
   timer.start();
   for (int step = 1; step <= c.steps; ++step) {
     grid.step = step;
+    // snippet-begin: step
     const World w{grid, cells.data(), heap.device()};
     heap.parallel_do_async<Fish, &Fish::prepare>(w);
     timer.mark("fish prepare");
@@ -246,6 +259,7 @@ RunReport run(const Config& c) {
     heap.parallel_do_async<Shark, &Shark::update>(w);
     timer.mark("shark update");
     check_heap_now_and_then(heap, step, c.steps);
+    // snippet-end: step
     if (c.on_step) c.on_step(step);
     if (c.on_trace) {
       const double total = timer.total_ms();  // waits for the step
@@ -275,6 +289,7 @@ RunReport run(const Config& c) {
   r.live = {{"Cell", heap.count<Cell>()}, {"Fish", heap.count<Fish>()}, {"Shark", heap.count<Shark>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
   const char* names[] = {"Cell", "Agent", "Fish", "Shark"};  // the allocator's type list, in order
+  // snippet-begin: statistics
   std::vector<TypeStatistics> stats = heap.statistics<Cell>();
   for (const TypeStatistics& st : heap.statistics<Agent>()) stats.push_back(st);
   for (const TypeStatistics& st : stats) {
@@ -284,6 +299,7 @@ RunReport run(const Config& c) {
               std::to_string(static_cast<int>(st.fragmentation() * 100 + 0.5)) + " % of their slots unused";
     r.heap.emplace_back(names[st.type_id], line);
   }
+  // snippet-end: statistics
   return r;
 }
 
