@@ -1,7 +1,7 @@
 // Back ends: where objects live. User classes name their allocator as
 // dynasoar::Allocator<Classes...>, and the back end is chosen when the
-// program is built (CMake: DYNASOAR_BACKEND, or a per-target suffix, see the
-// README), so the same source runs on every back end:
+// program is built (CMake: DYNASOAR_BACKEND, or a per-target suffix, see
+// docs/guide/backends.md), so the same source runs on every back end:
 //
 //   class Body;
 //   using AllocatorT = dynasoar::Allocator<Body>;

@@ -70,7 +70,7 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
   /// on the H100 n-body's force loop took 56 s staged against 10.9 s
-  /// unstaged (20 000 bodies, 3000 steps); see the README.
+  /// unstaged (20 000 bodies, 3000 steps); see docs/history.md.
   static constexpr bool kStagedWalk = DYNASOAR_STAGED_DEVICE_DO != 0;
 
   SoaAllocator() = default;
