@@ -25,6 +25,7 @@
 
 #include "dynasoar/random.h"
 #include "example/barnes_hut/barnes_hut.h"
+#include "example/common/fast_math.h"
 #include "platform/config.h"
 
 namespace dynasoar::example::barnes_hut {
@@ -100,15 +101,6 @@ DYNASOAR_HD inline InitialBody initial_body(const Physics& p, std::uint64_t seed
   }
   return {x, y, p.max_speed * (2.0f * r(7) - 1.0f), p.max_speed * (2.0f * r(8) - 1.0f),
           p.min_mass + (p.max_mass - p.min_mass) * r(9)};
-}
-
-/// 1 / sqrt(x): the GPU's reciprocal square root, exact operations on the host.
-DYNASOAR_HD inline float inverse_sqrt(float x) {
-#if defined(__CUDA_ARCH__)
-  return rsqrtf(x);
-#else
-  return 1.0f / std::sqrt(x);
-#endif
 }
 
 /// Acceleration that a mass m at (ox, oy) gives a body at (x, y) (Plummer

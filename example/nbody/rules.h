@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "example/common/fast_math.h"
 #include "example/common/philox.h"
 #include "example/nbody/physics.h"
 #include "platform/config.h"
@@ -40,18 +41,6 @@ DYNASOAR_HD inline InitialBody initial_body(const Physics& p, std::uint64_t seed
           p.max_speed * (2.0f * unit_random(seed, u, 2) - 1.0f),
           p.max_speed * (2.0f * unit_random(seed, u, 3) - 1.0f),
           p.min_mass + (p.max_mass - p.min_mass) * unit_random(seed, u, 4)};
-}
-
-/// 1 / sqrt(x): the GPU's reciprocal square root (within 2 ulp, one
-/// instruction instead of a correctly rounded square root and division);
-/// exact operations on the host. The variants' results differ by rounding
-/// anyway (see above), the more so on different processors.
-DYNASOAR_HD inline float inverse_sqrt(float x) {
-#if defined(__CUDA_ARCH__)
-  return rsqrtf(x);
-#else
-  return 1.0f / std::sqrt(x);
-#endif
 }
 
 /// Acceleration that a body of mass m at (ox, oy) gives a body at (x, y),

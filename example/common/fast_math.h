@@ -1,0 +1,22 @@
+// Arithmetic the simulations share between their object forms and baselines.
+#pragma once
+
+#include <cmath>
+
+#include "platform/config.h"
+
+namespace dynasoar::example {
+
+/// 1 / sqrt(x): the GPU's reciprocal square root (within 2 ulp, one
+/// instruction instead of a correctly rounded square root and division);
+/// exact operations on the host. Results of the CPU and GPU builds differ by
+/// this rounding, which the examples' checksum tolerances allow for.
+DYNASOAR_HD inline float inverse_sqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return rsqrtf(x);
+#else
+  return 1.0f / std::sqrt(x);
+#endif
+}
+
+}  // namespace dynasoar::example
