@@ -40,9 +40,13 @@ function(dynasoar_set_language target cuda)
     if("cuda_std_20" IN_LIST CMAKE_CUDA_COMPILE_FEATURES)
       target_compile_features(${target} INTERFACE cuda_std_20)
     else()
-      # This CMake knows no C++20 flag for nvcc (3.25 does not): give it
-      # directly. It comes after a CMAKE_CUDA_STANDARD flag, so it wins.
-      target_compile_options(${target} INTERFACE $<$<COMPILE_LANGUAGE:CUDA>:-std=c++20>)
+      # This CMake knows no C++20 flag for nvcc (3.25 does not, and compiles
+      # CUDA_STANDARD 20 as nvcc's default, C++17): give it directly, unless
+      # the consuming target asks for another standard (then the headers'
+      # #error says that C++20 is needed; two -std flags would make nvcc warn).
+      set(std "$<TARGET_PROPERTY:CUDA_STANDARD>")
+      target_compile_options(${target} INTERFACE
+        "$<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<OR:$<STREQUAL:${std},>,$<STREQUAL:${std},20>>>:-std=c++20>")
     endif()
   else()
     target_compile_definitions(${target} INTERFACE DYNASOAR_CUDA=0)

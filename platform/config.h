@@ -22,8 +22,8 @@
 #if DYNASOAR_CUDA && !defined(__CUDACC__)
 #error "This is a CUDA build of dynasoar (DYNASOAR_CUDA=1): compile this file with nvcc (name it .cu, or set its LANGUAGE to CUDA in CMake), or build for the host (DYNASOAR_ENABLE_CUDA=OFF, or a project without CUDA)."
 #include "dynasoar: compile with nvcc (see the #error above)"
-#elif !defined(_MSVC_LANG) && __cplusplus < 202002L
-#error "dynasoar needs C++20: link the CMake target dynasoar::dynasoar (it sets the standard for C++ and CUDA sources), or pass -std=c++20 to g++/clang++/nvcc."
+#elif !defined(_MSVC_LANG) && __cplusplus <= 201703L
+#error "dynasoar needs C++20: link the CMake target dynasoar::dynasoar (it sets the standard for C++ and CUDA sources; do not set CMAKE_CUDA_STANDARD or CMAKE_CXX_STANDARD below 20), or pass -std=c++20 to g++/clang++/nvcc."
 #include "dynasoar: C++20 is required (see the #error above)"
 #endif
 

@@ -33,4 +33,4 @@ start=$(date +%s)
 cmake --build $build -j "$JOBS" --target demo_programs >"$build/demo-build.log" 2>&1 \
   || { tail -30 "$build/demo-build.log"; echo "build failed (log: $build/demo-build.log)" >&2; exit 1; }
 echo "built in $(( $(date +%s) - start )) s"
-exec python3 bench/examples/demo.py --bin $build/example "${plan[@]}" "$@"
+exec python3 bench/examples/demo.py --bin $build/example ${plan[@]+"${plan[@]}"} "$@"

@@ -42,34 +42,50 @@ PLANS = {
 
 
 def run(program, args, timeout, label):
-    """Runs one program with --json, passing its progress lines through; returns (report, error)."""
+    """Runs one program with --json, passing its progress lines through.
+
+    Returns (report, error, wall seconds). Each pipe has a reader thread of
+    its own, so neither can fill up while the other is read.
+    """
     cmd = [program] + args + ["--json"]
     start = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err_lines = []
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    except OSError as e:
+        return None, f"cannot start {program}: {e.strerror}", 0.0
+    out_lines, err_lines = [], []
 
-    def pump():
+    def pump_err():
         for line in p.stderr:
             err_lines.append(line)
             if ": step " in line:  # the program's own progress, once a second
                 print(f"      {label}: {line.strip()}", flush=True)
 
-    t = threading.Thread(target=pump, daemon=True)
-    t.start()
+    def pump_out():
+        out_lines.extend(p.stdout)
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (pump_err, pump_out)]
+    for t in readers:
+        t.start()
     try:
-        out, _ = p.communicate(timeout=timeout)
+        p.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         p.kill()
-        p.communicate()
+        p.wait()
         return None, f"did not finish in {timeout:.0f} s", time.monotonic() - start
-    t.join(timeout=5)
+    finally:
+        for t in readers:
+            t.join(timeout=5)
     wall = time.monotonic() - start
     if p.returncode != 0:
-        return None, f"exit {p.returncode}: {''.join(err_lines).strip()[-300:]}", wall
+        said = [l.strip() for l in err_lines if l.strip() and ": step " not in l][-3:]
+        return None, f"exit {p.returncode}: {' / '.join(said)[-300:] or 'no message'}", wall
     try:
-        return json.loads(out), None, wall
-    except json.JSONDecodeError:
-        return None, "no report on standard output", wall
+        report = json.loads("".join(out_lines))
+        float(report["total_ms"]), report["checksum"], report["device"]
+        return report, None, wall
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None, "no valid report on standard output", wall
 
 
 def main():
@@ -82,6 +98,10 @@ def main():
     ap.add_argument("--csv", default="", help="also write the table as CSV to this file")
     o = ap.parse_args()
 
+    if o.grid and (o.grid.lower().count("x") != 1 or not all(x.isdigit() for x in o.grid.lower().split("x"))):
+        ap.error(f"--grid {o.grid}: expected WIDTHxHEIGHT, e.g. 512x512")
+    if o.steps < 0:
+        ap.error("--steps must be positive")
     runs = [(v, o.grid or g, o.steps or s) for v, g, s in PLANS["gpu" if o.gpu else "cpu"]]
     # The baseline once for every (grid, steps) some variant uses, first.
     order = [("baseline", g, s) for g, s in dict.fromkeys((g, s) for _, g, s in runs)]
@@ -114,11 +134,12 @@ def main():
         row = {"variant": variant, "what it is": DESCRIPTION.get(variant, variant), "grid": grid,
                "steps": steps, "time_ms": "", "vs_baseline": "", "checksum": ""}
         if error:
-            row["checksum"] = "failed: " + error
+            row["checksum"] = "failed (see above)"
         else:
             row["time_ms"] = f"{report['total_ms']:.1f}"
             if base:
-                row["vs_baseline"] = f"{report['total_ms'] / base['total_ms']:.2f}x"
+                row["vs_baseline"] = (f"{report['total_ms'] / base['total_ms']:.2f}x" if base["total_ms"] > 0
+                                      else "n/a")
                 same = report["checksum"] == base["checksum"]
                 row["checksum"] = "same as baseline" if same else f"DIFFERS ({report['checksum']} vs {base['checksum']})"
                 failed |= not same

@@ -16,14 +16,7 @@ deps_have() {
                     /usr/share/cmake /usr/local/lib/cmake /usr/local/share/cmake)
   local d
   case "$1" in
-    cmake)
-      command -v cmake >/dev/null || return 1
-      # CMake >= 3.24: the version the build asks for.
-      local v
-      v=$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
-      read -r major minor <<<"$v"
-      ((major > 3 || (major == 3 && minor >= 24)))
-      ;;
+    cmake) command -v cmake >/dev/null ;;
     g++) command -v g++ >/dev/null || command -v c++ >/dev/null ;;
     make) command -v make >/dev/null || command -v ninja >/dev/null ;;
     python3) command -v python3 >/dev/null ;;
@@ -44,10 +37,27 @@ deps_have() {
   esac
 }
 
+# CMake >= 3.24 (what the build asks for); an older one is reported with where
+# to get a newer one, since apt-get may not have one.
+deps_check_cmake_version() {
+  command -v cmake >/dev/null || return 0
+  local v major minor
+  v=$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+  read -r major minor <<<"$v"
+  if ! ((major > 3 || (major == 3 && minor >= 24))); then
+    echo "error: cmake ${major}.${minor} is installed; the build needs 3.24 or newer." >&2
+    echo "Install a newer one, e.g. with: python3 -m pip install 'cmake>=3.24'" >&2
+    exit 1
+  fi
+}
+
 ensure_deps() {
   local missing=() p
   for p in "$@"; do deps_have "$p" || missing+=("$p"); done
-  ((${#missing[@]} == 0)) && return 0
+  if ((${#missing[@]} == 0)); then
+    deps_check_cmake_version
+    return 0
+  fi
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     echo "installing what this machine lacks: ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq
@@ -55,7 +65,12 @@ ensure_deps() {
     for p in "${missing[@]}"; do
       deps_have "$p" || { echo "error: $p is still missing after apt-get install" >&2; exit 1; }
     done
+    deps_check_cmake_version
     return 0
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "error: this machine lacks ${missing[*]} (Debian package names); install them with its package manager." >&2
+    exit 1
   fi
   {
     echo "error: this machine lacks ${missing[*]}."
