@@ -303,13 +303,9 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
       list_blocks(type);
-#if DYNASOAR_CUDA
       platform::parallel_workers(
           workers_for_blocks(),
           soa::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
-#else
-      host_snapshot(type);
-#endif
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
@@ -484,38 +480,19 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   }
 
 #if !DYNASOAR_CUDA
-  // The host build's snapshot and do-all of one class. Here the block list
-  // is in host memory once list_blocks returns, so the work is split by the
-  // number of blocks it holds: host_chunk_count chunks of whole blocks, of
-  // at least kHostDoAllGrain slots each, chunk c on a thread of its own. A
-  // do-all over many objects thus uses every hardware thread, one over a
-  // few runs on the caller alone (the device's grid, sized by resident
-  // threads, gave the host a few dozen "threads", and so one OS thread).
-  // The snapshot is split the same way; a heap without blocks of the class
-  // costs neither step.
-  bit_index listed_blocks(unsigned type) const {
-    bit_index n = 0;
-    block_counts_.copy_to_host(&n, 1, type, stream_);
-    return n;
-  }
-  std::size_t host_chunks(bit_index blocks, unsigned cap) const {
-    return platform::host_chunk_count(static_cast<std::size_t>(blocks) * cap, platform::kHostDoAllGrain);
-  }
-  void host_snapshot(unsigned type) {
-    const bit_index n = listed_blocks(type);
-    soa::HeapState* const state = state_.data();
-    const bit_index* const blocks = block_list(type);
-    platform::host_parallel_chunks(n, host_chunks(n, Registry::kCapacityById[type]),
-                                   [&](std::size_t begin, std::size_t end) {
-                                     for (std::size_t k = begin; k < end; ++k)
-                                       state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
-                                   });
-  }
+  // The host build's do-all of one class. Here the block list is in host
+  // memory once list_blocks returns, so the work is split by the number of
+  // blocks it holds: host_chunk_count chunks of whole blocks, of at least
+  // kHostDoAllGrain slots each, chunk c on a thread of its own. A do-all over
+  // many objects thus uses every hardware thread, one over a few runs on the
+  // caller alone (the device's grid, sized by resident threads, gave the host
+  // a few dozen "threads", and so one OS thread).
   template <class T, auto Method, unsigned kType, unsigned kCap, class Pack>
   void host_do_all(const Pack& pack) {
-    const bit_index n = listed_blocks(kType);
+    bit_index n = 0;
+    block_counts_.copy_to_host(&n, 1, kType, stream_);
     platform::host_parallel_chunks(
-        n, host_chunks(n, kCap),
+        n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
         soa::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
   }
 #endif

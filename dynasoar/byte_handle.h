@@ -198,10 +198,7 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
       // Host build: as many threads as the objects are worth (kHostDoAllGrain
       // each), every hardware thread for many; parallel_for's split, meant
       // for loops of a few instructions an item, would give most do-alls one.
-      platform::host_parallel_chunks(live[type], platform::host_chunk_count(live[type], platform::kHostDoAllGrain),
-                                     [&](std::size_t begin, std::size_t end) {
-                                       for (std::size_t i = begin; i < end; ++i) each(i);
-                                     });
+      platform::host_for(live[type], platform::kHostDoAllGrain, each);
 #endif
     });
   }

@@ -65,6 +65,15 @@ void host_parallel_chunks(std::size_t n, std::size_t chunks, const F& f) {
       chunks, [&](std::size_t c) { f(n * c / chunks, n * (c + 1) / chunks); }, false);
 }
 
+/// Host threads, in any build: f(i) for every i in [0, n), in contiguous
+/// chunks of at least `grain` items, at most one chunk per hardware thread.
+template <class F>
+void host_for(std::size_t n, std::size_t grain, const F& f) {
+  host_parallel_chunks(n, host_chunk_count(n, grain), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) f(i);
+  });
+}
+
 namespace detail {
 
 #if DYNASOAR_CUDA
@@ -154,10 +163,7 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   // Small loops are not worth waking a thread: the items here are often a
   // few instructions each (bitmap words, registry entries).
   constexpr std::size_t kMinPerThread = 1 << 14;
-  host_parallel_chunks(n, host_chunk_count(n, kMinPerThread),
-                       [&](std::size_t begin, std::size_t end) {
-                         for (std::size_t i = begin; i < end; ++i) f(i);
-                       });
+  host_for(n, kMinPerThread, f);
 #endif
 }
 
