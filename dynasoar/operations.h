@@ -105,10 +105,7 @@ class HandleOps {
   /// done; throws OutOfMemory if a `new` in the method found no memory.
   template <class T, auto Method, class... Args>
   void parallel_do(Args&&... args) {
-    H& self = static_cast<H&>(*this);
-    self.template parallel_do_async<T, Method>(std::forward<Args>(args)...);
-    platform::synchronize(self.stream());
-    self.check_errors();
+    run_do_all<T, Method, true>(std::forward<Args>(args)...);
   }
   /// Same, with T the class that declares Method. Note that for an inherited
   /// method that is the base class, so all its subclasses are visited; name
@@ -126,10 +123,7 @@ class HandleOps {
   void parallel_do_single_type(Args&&... args) {
     static_assert(!H::Registry::template Info<T>::kIsAbstract,
                   "parallel_do_single_type: an abstract class has no objects of its own; use parallel_do");
-    H& self = static_cast<H&>(*this);
-    self.template parallel_do_async<T, Method, false>(std::forward<Args>(args)...);
-    platform::synchronize(self.stream());
-    self.check_errors();
+    run_do_all<T, Method, false>(std::forward<Args>(args)...);
   }
 
   /// Live objects of T and its subclasses (H::count_type per class). Waits
@@ -141,6 +135,16 @@ class HandleOps {
     for_each_concrete<typename H::Registry, T>(
         [&](unsigned type) { total += self.count_type(type); });
     return total;
+  }
+
+ private:
+  // The blocking do-all: queued by the handle, then waited for and checked.
+  template <class T, auto Method, bool kWithSubclasses, class... Args>
+  void run_do_all(Args&&... args) {
+    H& self = static_cast<H&>(*this);
+    self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
+    platform::synchronize(self.stream());
+    self.check_errors();
   }
 
  protected:
