@@ -20,6 +20,11 @@ namespace dynasoar::platform::warp {
 
 using lane_mask = std::uint32_t;
 
+/// Lanes of a warp in this build, for host code that sizes a launch (32 in a
+/// CUDA build, 1 in a host build). size() answers for the code that calls
+/// it: called from host code in a CUDA build it says 1.
+inline constexpr unsigned kBuildLanes = kCudaBuild ? 32u : 1u;
+
 /// Threads in a warp: 32 on the GPU, 1 on the host.
 DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned size() {
 #if DYNASOAR_DEVICE_CODE

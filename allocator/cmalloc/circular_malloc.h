@@ -26,18 +26,24 @@
 // its position (in the flag word; in the fused form the header is one 8-byte
 // word: tag, flag, next), and the header of an absorbed chunk is overwritten
 // with tag 0, which no header has (invalidate). A walk that reads a header
-// without its tag restarts from the offset or from its heap's first chunk,
-// which is never absorbed (absorbable); a
-// compare-and-swap on bytes that are no longer a header fails unless the
-// user's data equals that exact tag (odds of 2^-30).
+// without its tag steps back to the last valid header it passed (whose next
+// a merge has moved past the absorbed one), or else restarts from the
+// offset or from its heap's first chunk, which is never absorbed
+// (absorbable; no free, alone or joined with its warp's, crosses a heap's
+// start); a compare-and-swap on bytes that are no longer a header fails
+// unless the user's data equals that exact tag (odds of 2^-30).
 //
-// Option (PoolOptions::merge_on_walk, off by default): merge on walk.
-// Besides free()'s merge with the next chunk, a walk that holds a free chunk
-// too small for its request absorbs the free chunks after it
-// (absorb_free_successors). Without it, a pool emptied of many small
-// requests stays cut into small chunks, and larger requests walk over them
-// all or fail although the pool is empty; with it, coalesced groups absorb
-// long runs of small chunks one compare-and-swap at a time, which is slow.
+// Deviation from the paper: merge on walk (PoolOptions::merge_on_walk, on
+// by default). free() merges a chunk only with the next one, and only if
+// that one is free at that moment, so two neighbours freed in the order
+// they were made stay apart for ever, and a pool under churn is cut ever
+// finer until larger requests fail on a pool that is mostly free. A walk
+// that has passed kMergeAfterSmall free chunks too small for its request
+// claims the next one whose successor is free and absorbs the free chunks
+// after it (absorb_free_successors). Waiting for kMergeAfterSmall keeps the
+// pre-split's small chunks apart (they serve concurrent small requests),
+// and checking the successor with a load first keeps walks from claiming
+// chunks they cannot grow.
 #pragma once
 
 #include <cstdint>
@@ -62,9 +68,11 @@ enum Counter {
   kMerges,
   kRunMerges,
   kFailedWalks,
+  kWalkMerges,
   kCount
 };
 __device__ unsigned long long counters[kCount];
+
 }  // namespace dynasoar::cmalloc::stats
 #define DYNASOAR_CMALLOC_COUNT(c) DYNASOAR_CMALLOC_COUNT_IMPL(c)
 #if DYNASOAR_DEVICE_CODE
@@ -81,6 +89,14 @@ namespace dynasoar::cmalloc {
 
 /// Largest pool of the circular allocators, in granules (31-bit offsets).
 inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
+
+/// Merge on walk (PoolOptions::merge_on_walk): free chunks too small for its
+/// request that a walk passes before it starts joining them. A few such
+/// chunks are the normal state of a pool in use (and the pre-split's small
+/// chunks, which serve concurrent small requests, must not be joined by the
+/// first large request that passes them); many mean the pool is cut finer
+/// than its requests.
+inline constexpr std::uint32_t kMergeAfterSmall = 16;
 
 template <bool kFused, bool kMulti>
 struct CircularMalloc {
@@ -100,7 +116,7 @@ struct CircularMalloc {
   std::uint32_t* offsets;       // the paper's memOffset (per heap)
   std::uint32_t max_frag;       // split a chunk larger than request * max_frag
   bool coalesce;                // serve the lanes of a warp with one walk (see malloc)
-  bool merge_on_walk;           // see absorb_free_successors
+  std::uint32_t repair_after;   // merge on walk after this many free chunks too small (see walk)
   unsigned* error;
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
@@ -240,8 +256,10 @@ struct CircularMalloc {
       const auto src = static_cast<unsigned>(platform::ctz(m));
       const std::uint32_t their_g = warp::shfl(group, g, src);
       const std::uint32_t their_next = warp::shfl(group, next, src);
-      if (g != kNoChunk && their_g == next) succ = src;
-      if (g != kNoChunk && their_next == g) absorbed = true;
+      // Never across a heap's first chunk (see absorbable): a warp may free
+      // the last chunk of one heap and the first of the next together.
+      if (g != kNoChunk && their_g == next && absorbable(next)) succ = src;
+      if (g != kNoChunk && their_next == g && absorbable(g)) absorbed = true;
     }
     // Pointer jumping: after five rounds `end` is the end of the run that
     // starts here (runs have at most 32 chunks).
@@ -302,7 +320,8 @@ struct CircularMalloc {
     return (static_cast<std::uint64_t>(tag(g)) << 32) | (used ? kUsedBit : 0u) | next;
   }
 
-  enum class Claim { kTaken, kBusy, kInvalid };
+  /// kSmall: free, but smaller than the min_units asked for (not claimed).
+  enum class Claim { kTaken, kBusy, kSmall, kInvalid };
 
   /// Tries to mark the chunk at g used (Alg. 3 line 5); `next` receives its
   /// next offset either way. kInvalid: g holds no header (any more).
@@ -320,7 +339,9 @@ struct CircularMalloc {
       std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
       if ((w >> 32) != tag(g)) return Claim::kInvalid;
       const std::uint32_t seen_next = static_cast<std::uint32_t>(w) & ~kUsedBit;
-      if ((w & kUsedBit) == 0 && (min_units == 0 || seen_next - g >= min_units)) {
+      if ((w & kUsedBit) == 0 && min_units != 0 && seen_next - g < min_units) {
+        c = Claim::kSmall;
+      } else if ((w & kUsedBit) == 0) {
         if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire))
           c = Claim::kTaken;
         else if ((w >> 32) != tag(g))
@@ -331,7 +352,9 @@ struct CircularMalloc {
       std::uint32_t seen = platform::atomic_load(flag_word(g), platform::acquire);
       if ((seen | 1u) != (tag(g) | 1u)) return Claim::kInvalid;
       next = platform::atomic_load(next_word(g), platform::acquire);
-      if (seen == tag(g) && (min_units == 0 || next - g >= min_units)) {
+      if (seen == tag(g) && min_units != 0 && next - g < min_units) {
+        c = Claim::kSmall;
+      } else if (seen == tag(g)) {
         if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire)) {
           c = Claim::kTaken;
           // Ours now: its next may have changed since the read above.
@@ -433,11 +456,13 @@ struct CircularMalloc {
     // for a chunk that may not exist (pre-split by Eq. 1, a pool of a few
     // hundred MiB has millions of chunks and none for a warp's 32 x 16 KiB).
     std::uint64_t hops = 0;
+    std::uint32_t small = 0;  // free chunks passed because they were too small
+    std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
     for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
       DYNASOAR_CMALLOC_COUNT(kHops);
       if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
-      // Without merge on walk a chunk smaller than the request is passed unclaimed.
-      const Claim c = try_claim(g, next, merge_on_walk ? 0 : units);
+      // A chunk smaller than the request is passed unclaimed (kSmall).
+      Claim c = try_claim(g, next, units);
       if (c == Claim::kInvalid) {
         // A stale header (see above): start again from the offset, which has
         // probably moved on, and every second time from the heap's first
@@ -448,15 +473,30 @@ struct CircularMalloc {
         std::uint32_t expected = g;
         if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
           platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
+        walked += 1;
+        // The chunk before was valid a moment ago, and a free that absorbs a
+        // chunk links its predecessor past it before it invalidates it: one
+        // step back usually finds the list again. Restarting from the offset
+        // instead made walks through a region where warps free together (and
+        // so merge often) start over dozens of times each.
+        if (prev != kNoChunk) {
+          g = prev;
+          prev = kNoChunk;
+          continue;
+        }
         g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
                                 : heap_start(heap);
-        walked += 1;
         continue;
       }
       std::uint32_t size = g == granules - 1 ? 0 : next - g;
+      // Merge on walk: past repair_after small free chunks, one whose
+      // successor is free too is claimed and absorbs the free chunks after it.
+      if (c == Claim::kSmall && small++ >= repair_after && absorbable(next) && is_free(next) &&
+          try_claim(g, next) == Claim::kTaken) {
+        c = Claim::kTaken;
+        size = absorb_free_successors(g, next, units);
+      }
       if (c == Claim::kTaken) {
-        if (merge_on_walk && size < units && size != 0)
-          size = absorb_free_successors(g, next, units);
         if (units <= size) {
           const std::uint32_t after = take(g, next, size, units, heap);
           if (end != nullptr) *end = after;
@@ -487,6 +527,7 @@ struct CircularMalloc {
         }
       }
       walked += size == 0 ? 1 : size;
+      prev = g;
       g = next;
     }
     DYNASOAR_CMALLOC_COUNT(kFailedWalks);
@@ -509,8 +550,20 @@ struct CircularMalloc {
       set_next(g, after);
       invalidate(next);
       next = after;
+      DYNASOAR_CMALLOC_COUNT(kWalkMerges);
     }
     return next - g;
+  }
+
+  /// Whether the header at g is valid and free (one load; a hint only: the
+  /// chunk may be taken before the caller's compare-and-swap).
+  DYNASOAR_HD bool is_free(std::uint32_t g) const {
+    if constexpr (kFused) {
+      const std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
+      return (w >> 32) == tag(g) && (w & kUsedBit) == 0;
+    } else {
+      return platform::atomic_load(flag_word(g), platform::acquire) == tag(g);
+    }
   }
 
   DYNASOAR_HD void* fail() const {

@@ -39,13 +39,13 @@ struct PoolOptions {
   /// of lanes that free together (CircularMalloc::free). Off: one walk and
   /// one merge per request, as in paper 000.
   bool coalesce = true;
-  /// Circular allocators: a walk that holds a free chunk too small for its
-  /// request absorbs the free chunks after it (CircularMalloc::
-  /// absorb_free_successors), so that an emptied pool serves large requests
-  /// again. Off (default): chunks merge only on free, as in paper 000; on
-  /// the H100 the merge made one million coalesced 16-byte requests 100x
-  /// slower (bench/results/2026-11-23-h100-wator/).
-  bool merge_on_walk = false;
+  /// Circular allocators: merge on walk (CircularMalloc::walk). A walk that
+  /// has passed kMergeAfterSmall free chunks too small for its request
+  /// claims the next such chunk whose successor is free and absorbs the free
+  /// chunks after it, so that free chunks left side by side are joined again.
+  /// Off: chunks merge only on free and only with the next chunk, as in
+  /// paper 000, and a pool that has seen many frees is cut ever finer.
+  bool merge_on_walk = true;
 };
 
 /// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
@@ -136,7 +136,7 @@ class PoolHandle {
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;
       alloc_.coalesce = options.coalesce;
-      alloc_.merge_on_walk = options.merge_on_walk;
+      alloc_.repair_after = options.merge_on_walk ? kMergeAfterSmall : ~std::uint32_t{0};
       platform::parallel_for(static_cast<std::size_t>(plan_.chunks_per_heap() * heaps),
                              detail::WriteChunks<Alloc>{alloc_, plan_}, s);
     } else {

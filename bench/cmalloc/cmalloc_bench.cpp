@@ -151,7 +151,7 @@ std::string stats_notes(std::uint64_t requests) {
   unsigned long long c[stats::kCount] = {};
   DYNASOAR_CUDA_CHECK(cudaMemcpyFromSymbol(c, stats::counters, sizeof c));
   const char* names[stats::kCount] = {"walks",     "hops",   "busy",       "jumps",       "invalid",
-                                      "fallbacks", "merges", "run_merges", "failed_walks"};
+                                      "fallbacks", "merges", "run_merges", "failed_walks", "walk_merges"};
   std::string s;
   for (int i = 0; i < stats::kCount; ++i)
     s += std::string(" ") + names[i] +

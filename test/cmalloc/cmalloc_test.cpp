@@ -368,37 +368,150 @@ struct FillFreeThenAskBig {
   }
 };
 
+// Whether Alloc is a multi-offset circular allocator (it has heaps).
+template <class Alloc>
+constexpr bool multi_offset() {
+  if constexpr (Alloc::kCircular)
+    return Alloc::kMultiOffset;
+  else
+    return false;
+}
+
 // Freeing chunks one by one merges each only with a free successor (Alg. 3),
 // so freeing in allocation order leaves the pool cut into small free chunks.
-// Merge on walk (PoolOptions::merge_on_walk, CircularMalloc::
-// absorb_free_successors) joins them when a larger request needs the room:
-// an empty pool serves half its size. (Without it this request fails.)
+// Merge on walk (PoolOptions::merge_on_walk, on by default) joins them when a
+// larger request needs the room: an empty pool serves half its size. As the
+// paper has it (the option off) the same request fails.
 TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
   if constexpr (!TypeParam::kCircular) {
     GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
   } else {
+    for (const bool merge : {true, false}) {
+      SCOPED_TRACE(merge ? "merge on walk (default)" : "merge on free only (paper 000)");
+      PoolOptions options;
+      options.heaps = 1;
+      options.merge_on_walk = merge;
+      constexpr std::uint64_t kPool = std::uint64_t{1} << 20;
+      PoolHandle<TypeParam> pool(kPool, options);
+      constexpr int kCapacity = 1 << 16;  // more than the pool's 32-byte chunks
+      Buffer<void*> small(kCapacity);
+      Buffer<Held> big(1);
+      Buffer<int> made(1);
+      platform::parallel_for(
+          1, FillFreeThenAskBig<decltype(pool.device())>{pool.device(), small.data(), kCapacity,
+                                                         kPool / 2, big.data(), made.data()});
+      platform::synchronize();
+      EXPECT_GT(made.to_vector()[0], static_cast<int>(kPool / 64)) << "the pool was filled";
+      EXPECT_LT(made.to_vector()[0], kCapacity) << "a request failed once the pool was full";
+      pool.clear_errors();  // the failure that ended the filling
+      const Held h = big.to_vector()[0];
+      if (!merge) {
+        EXPECT_EQ(h.address, 0u) << "without merge on walk the emptied pool stays cut into small "
+                                    "chunks (if this passes, the test no longer shows the repair)";
+        continue;
+      }
+      ASSERT_NE(h.address, 0u) << "half of an empty pool could not be served";
+      EXPECT_GE(h.address, pool.begin());
+      EXPECT_LE(h.address + h.bytes, pool.begin() + pool.bytes());
+      EXPECT_EQ(
+          pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
+          1u);
+    }
+  }
+}
+
+// One thread fills the pool with 16-byte requests; returns them in `out`.
+template <class Alloc>
+struct FillSmall {
+  Alloc alloc;
+  void** out;
+  int capacity;
+  int* made;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    int n = 0;
+    while (n < capacity && (out[n] = alloc.malloc(16)) != nullptr) ++n;
+    *made = n;
+  }
+};
+
+struct ReadWord {
+  const std::uint64_t* from;
+  std::uint64_t* to;
+  DYNASOAR_HD void operator()(std::size_t) const { *to = *from; }
+};
+
+// Lanes 0 and 1 of one warp free a and b together; the other lanes free nullptr.
+template <class Alloc>
+struct FreeTwoTogether {
+  Alloc alloc;
+  void* a;
+  void* b;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    alloc.free(i == 0 ? a : i == 1 ? b : nullptr);
+  }
+};
+
+// A warp that frees the last chunk of one heap and the first chunk of the
+// next together must not join them: walks that meet a stale header restart
+// from their heap's first chunk, which is therefore never absorbed. (Joining
+// them invalidated that header, and every walk from the heap then failed
+// after millions of restarts: whole thread blocks' requests failed on an
+// empty pool, and the churn test above ran for minutes.)
+TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
+  if constexpr (!multi_offset<TypeParam>()) {
+    GTEST_SKIP() << TypeParam::kName << ": heaps are for CMMalloc and CFMMalloc";
+  } else {
+    if (!platform::kCudaBuild) GTEST_SKIP() << "on the host a warp has one lane";
     PoolOptions options;
-    options.heaps = 1;
-    options.merge_on_walk = true;
-    constexpr std::uint64_t kPool = std::uint64_t{1} << 20;
+    options.heaps = 2;
+    constexpr std::uint64_t kPool = std::uint64_t{1} << 16;
     PoolHandle<TypeParam> pool(kPool, options);
-    constexpr int kCapacity = 1 << 16;  // more than the pool's 32-byte chunks
+    const auto alloc = pool.device();
+    constexpr int kCapacity = 1 << 13;  // more than the pool's 32-byte chunks
     Buffer<void*> small(kCapacity);
-    Buffer<Held> big(1);
     Buffer<int> made(1);
-    platform::parallel_for(
-        1, FillFreeThenAskBig<decltype(pool.device())>{pool.device(), small.data(), kCapacity,
-                                                       kPool / 2, big.data(), made.data()});
+    platform::parallel_for(1, FillSmall<TypeParam>{alloc, small.data(), kCapacity, made.data()});
     platform::synchronize();
-    EXPECT_GT(made.to_vector()[0], static_cast<int>(kPool / 64)) << "the pool was filled";
-    EXPECT_LT(made.to_vector()[0], kCapacity) << "a request failed once the pool was full";
-    pool.clear_errors();  // the failure that ended the filling
-    const Held h = big.to_vector()[0];
-    ASSERT_NE(h.address, 0u) << "half of an empty pool could not be served";
-    EXPECT_GE(h.address, pool.begin());
-    EXPECT_LE(h.address + h.bytes, pool.begin() + pool.bytes());
-    EXPECT_EQ(pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
-              1u);
+    pool.clear_errors();
+    const int n = made.to_vector()[0];
+    ASSERT_LT(n, kCapacity) << "the pool was filled";
+    // The chunk that starts heap 1, and the last chunk before it.
+    const std::uint64_t start = pool.begin() + kAlignment * (std::uint64_t{alloc.region} + 1);
+    void* first = nullptr;
+    void* last = nullptr;
+    for (void* p : small.to_vector()) {
+      const auto a = reinterpret_cast<std::uint64_t>(p);
+      if (a == start) first = p;
+      if (a != 0 && a < start && (last == nullptr || a > reinterpret_cast<std::uint64_t>(last)))
+        last = p;
+    }
+    ASSERT_NE(first, nullptr) << "the full pool has a chunk at heap 1's start";
+    ASSERT_NE(last, nullptr);
+    const auto none = [](const unsigned char*) { return std::uint64_t{0}; };
+    const PoolFragmentation full = pool.fragmentation(none);
+    // The header word (flag/tag and next) of the chunk whose data starts at `data`.
+    const auto header = [&](std::uint64_t data) {
+      Buffer<std::uint64_t> word(1);
+      platform::parallel_for(1, ReadWord{reinterpret_cast<const std::uint64_t*>(data - 8), word.data()});
+      return word.to_vector()[0];
+    };
+    const auto next_of = [](std::uint64_t w) {
+      return TypeParam::kFusedHeader ? static_cast<std::uint32_t>(w) & ~TypeParam::kUsedBit
+                                     : static_cast<std::uint32_t>(w >> 32);
+    };
+    ASSERT_EQ(next_of(header(reinterpret_cast<std::uint64_t>(last))), alloc.region)
+        << "the last chunk of heap 0 ends where heap 1 starts";
+    platform::parallel_for(platform::warp::kBuildLanes, FreeTwoTogether<TypeParam>{alloc, last, first});
+    platform::synchronize();
+    // Heap 1's first header is still a header (its tag is intact).
+    const std::uint64_t w = header(start);
+    const std::uint32_t tag = TypeParam::kFusedHeader ? static_cast<std::uint32_t>(w >> 32)
+                                                      : static_cast<std::uint32_t>(w) | 1u;
+    EXPECT_EQ(tag, TypeParam::tag(alloc.region) | (TypeParam::kFusedHeader ? 0u : 1u))
+        << "the first chunk of heap 1 was absorbed by the last chunk of heap 0";
+    const PoolFragmentation after = pool.fragmentation(none);
+    EXPECT_EQ(after.used_chunks, full.used_chunks - 2) << "both chunks are free";
+    EXPECT_EQ(after.free_chunks, full.free_chunks + 2) << "and they stay two chunks";
   }
 }
 
@@ -447,7 +560,7 @@ TYPED_TEST(CMallocConformance, WarpThatFreesTogetherLeavesThePoolAsItWas) {
     PoolHandle<TypeParam> pool(std::uint64_t{1} << 20, options);
     const auto none = [](const unsigned char*) { return std::uint64_t{0}; };
     const PoolFragmentation fresh = pool.fragmentation(none);
-    platform::parallel_for(platform::warp::size(),
+    platform::parallel_for(platform::warp::kBuildLanes,
                            AllocateAndFree<decltype(pool.device())>{pool.device()});
     platform::synchronize();
     EXPECT_NO_THROW(pool.check_errors());
@@ -461,14 +574,6 @@ TYPED_TEST(CMallocConformance, WarpThatFreesTogetherLeavesThePoolAsItWas) {
 // PoolOptions::heaps_per_processor: the multi-offset variants cut the pool
 // into that many heaps per multiprocessor, and serve requests from them;
 // zero is refused.
-template <class Alloc>
-constexpr bool multi_offset() {
-  if constexpr (Alloc::kCircular)
-    return Alloc::kMultiOffset;
-  else
-    return false;
-}
-
 TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
   if constexpr (!multi_offset<TypeParam>()) {
     GTEST_SKIP() << TypeParam::kName << ": heaps per multiprocessor are for CMMalloc and CFMMalloc";
@@ -478,7 +583,7 @@ TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
     options.heaps_per_processor = 3;
     PoolHandle<TypeParam> pool(std::uint64_t{64} << 20, options);
     EXPECT_EQ(pool.presplit().heaps, 3 * platform::processors());
-    platform::parallel_for(4 * platform::warp::size(),
+    platform::parallel_for(4 * platform::warp::kBuildLanes,
                            AllocateAndFree<decltype(pool.device())>{pool.device()});
     platform::synchronize();
     EXPECT_NO_THROW(pool.check_errors());
