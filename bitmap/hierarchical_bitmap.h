@@ -69,7 +69,7 @@ class HierarchicalBitmap {
   std::uint64_t count(Stream s = {}) const {
     total_.zero(s);
     const std::size_t n = ref_.level_words(0);
-    platform::parallel_workers(std::min(n, resident_threads_),
+    platform::parallel_workers_up_to(std::min(n, resident_threads_),
                                detail::CountBits{ref_.level_data(0), n, total_.data()}, s);
     unsigned long long result = 0;
     total_.copy_to_host(&result, 1, 0, s);
@@ -115,7 +115,7 @@ class HierarchicalBitmap {
                                         dst,
                                         dst_count,
                                         next_count};
-      platform::parallel_workers(workers_for(ref_.level_words(l)), step, s);
+      platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step, s);
       selected = dst;
       selected_count = dst_count;
     }

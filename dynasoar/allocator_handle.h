@@ -303,7 +303,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
       list_blocks(type);
-      platform::parallel_workers(
+      platform::parallel_workers_up_to(
           workers_for_blocks(),
           soa::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
     });
@@ -452,7 +452,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   std::uint64_t count_type(unsigned type) {
     list_blocks(type);
     total_.zero(stream_);
-    platform::parallel_workers(workers_for_blocks(),
+    platform::parallel_workers_up_to(workers_for_blocks(),
                                soa::CountObjects{state_.data(), block_list(type), block_count(type), type,
                                                  total_.data()},
                                stream_);

@@ -4,10 +4,15 @@
 //
 // - parallel_for(n, f):       f(i) for every i in [0, n), any order, any mapping to threads.
 // - parallel_workers(w, f):   f(id, count) on at least w workers that run concurrently, so
-//                             they may wait for one another's in-flight work. On the GPU the
-//                             workers are the threads of one grid (count is w rounded up to
-//                             whole thread blocks, so every warp is complete); on the host each
-//                             worker is an OS thread of its own.
+//                             any worker may wait for any other (a barrier, a queue that
+//                             another worker fills). On the GPU the workers are the threads of
+//                             one grid (count is w rounded up to whole thread blocks, so every
+//                             warp is complete), launched cooperatively: every block is resident
+//                             at once, and a request for more workers than max_workers<F>()
+//                             (the kernel's occupancy times the multiprocessors) is refused. On
+//                             the host each worker is an OS thread of its own.
+// - parallel_workers_up_to(w, f): the same with min(w, max_workers<F>()) workers, for loops
+//                             that stride over their work and want concurrency, not a count.
 //
 // In a CUDA build both are asynchronous on the given stream; in a host build
 // they return when the loop is done, and an exception thrown by `f` reaches
@@ -146,6 +151,32 @@ inline unsigned processors() {
 #endif
 }
 
+/// How many workers of F parallel_workers can run at once. On the GPU: the
+/// blocks of its kernel that fit on a multiprocessor together (its
+/// occupancy: registers, shared memory and stack decide, not only the 2048
+/// threads a multiprocessor can hold), times the multiprocessors, times
+/// kBlockThreads; cached per device. On the host: kMaxHostWorkers.
+template <class F>
+std::size_t max_workers() {
+#if DYNASOAR_CUDA
+  constexpr int kCachedDevices = 64;
+  static std::atomic<std::uint32_t> cache[kCachedDevices] = {};  // blocks per multiprocessor + 1
+  int device = 0;
+  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
+  std::uint32_t known = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (known == 0) {
+    int blocks = 0;
+    DYNASOAR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, detail::parallel_workers_kernel<F>, static_cast<int>(kBlockThreads), 0));
+    known = static_cast<std::uint32_t>(blocks) + 1;
+    if (device < kCachedDevices) cache[device].store(known, std::memory_order_relaxed);
+  }
+  return static_cast<std::size_t>(known - 1) * detail::device_shape().multiprocessors * kBlockThreads;
+#else
+  return kMaxHostWorkers;
+#endif
+}
+
 /// Calls f(i) for every i in [0, n). On the GPU in thread blocks of
 /// kThreads threads (default kBlockThreads): consecutive i share a block.
 template <unsigned kThreads = kBlockThreads, class F>
@@ -167,25 +198,63 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
 #endif
 }
 
-/// Calls f(id, count) on `count >= workers` concurrently running workers and
-/// returns `count`. Host builds accept at most kMaxHostWorkers workers.
+/// Calls f(id, count) on `count >= workers` workers that all run at once,
+/// and returns `count`. Any worker may wait for any other: on the GPU the
+/// launch is cooperative, so every block of the grid is resident together
+/// (forward progress of the waiting and the awaited thread is then up to the
+/// hardware's independent thread scheduling), and more workers than
+/// max_workers<F>() are refused with std::invalid_argument rather than
+/// launched half-resident, where a wait for a worker that has not started
+/// would never end. Host builds accept at most kMaxHostWorkers workers.
 template <class F>
 std::size_t parallel_workers(std::size_t workers, const F& f, Stream s = {}) {
   if (workers == 0) return 0;
+  const std::size_t most = max_workers<F>();
 #if DYNASOAR_CUDA
   const std::size_t blocks = (workers + kBlockThreads - 1) / kBlockThreads;
-  if (blocks > 0x7FFFFFFFu) throw std::invalid_argument("parallel_workers: too many workers");
-  detail::parallel_workers_kernel<<<static_cast<unsigned>(blocks), kBlockThreads, 0, s.handle>>>(f);
+  if (blocks * kBlockThreads > most)
+    throw std::invalid_argument(
+        "parallel_workers: " + std::to_string(workers) + " workers requested, but at most " +
+        std::to_string(most) +
+        " threads of this kernel are resident at once (its registers and shared memory decide); "
+        "ask for at most max_workers<F>(), or use parallel_workers_up_to");
+  F copy = f;
+  void* args[] = {&copy};
+  DYNASOAR_CUDA_CHECK(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(&detail::parallel_workers_kernel<F>),
+      dim3(static_cast<unsigned>(blocks)), dim3(kBlockThreads), args, 0, s.handle));
   DYNASOAR_CHECK_LAUNCH();
   return blocks * kBlockThreads;
 #else
   (void)s;
-  if (workers > kMaxHostWorkers)
+  if (workers > most)
     throw std::invalid_argument("parallel_workers: " + std::to_string(workers) +
-                                " host workers requested, at most " +
-                                std::to_string(kMaxHostWorkers) + " (each is an OS thread)");
+                                " host workers requested, at most " + std::to_string(most) +
+                                " (each is an OS thread)");
   detail::run_gang(workers, [&](std::size_t w) { f(w, workers); }, /*concurrent=*/true);
   return workers;
+#endif
+}
+
+/// f(id, count) on min(workers, max_workers<F>()) workers (at least one; on
+/// the GPU whole blocks), for loops that stride over their items by the
+/// worker count and want as many threads as can run, not a given number.
+/// Returns the count. The workers must not wait for one another (on the GPU
+/// this is an ordinary launch; the library's snapshots, counts and
+/// enumerations use it).
+template <class F>
+std::size_t parallel_workers_up_to(std::size_t workers, const F& f, Stream s = {}) {
+  if (workers == 0) return 0;
+  const std::size_t most = max_workers<F>();
+#if DYNASOAR_CUDA
+  // most is a whole number of blocks, so rounding up stays within it.
+  const std::size_t blocks =
+      std::max<std::size_t>(1, (std::min(workers, most) + kBlockThreads - 1) / kBlockThreads);
+  detail::parallel_workers_kernel<<<static_cast<unsigned>(blocks), kBlockThreads, 0, s.handle>>>(f);
+  DYNASOAR_CHECK_LAUNCH();
+  return blocks * kBlockThreads;
+#else
+  return parallel_workers(std::min(workers, most), f, s);
 #endif
 }
 

@@ -95,7 +95,7 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
       const auto flat = bench::time_gpu(
           [&] {
             DYNASOAR_CUDA_CHECK(cudaMemsetAsync(count.data() + 1, 0, sizeof(bit_index)));
-            platform::parallel_workers(flat_workers, flat_step);
+            platform::parallel_workers_up_to(flat_workers, flat_step);
           },
           3, reps);
       const auto cub = bench::time_gpu(

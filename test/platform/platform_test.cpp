@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -173,6 +174,88 @@ TEST(Executor, ParallelWorkersRunsEveryWorkerOnce) {
   const std::vector<std::uint32_t> s = seen.to_vector();
   for (std::size_t i = 0; i < got; ++i) EXPECT_EQ(s[i], 1u) << "worker " << i;
   for (std::size_t i = got; i < s.size(); ++i) EXPECT_EQ(s[i], 0u) << "worker " << i;
+}
+
+// --- forward progress: workers that wait for one another -----------------------------------
+
+DYNASOAR_HD inline std::uint64_t now_ns() {
+#if DYNASOAR_DEVICE_CODE
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+#endif
+}
+
+// Every worker arrives, then waits until all have (or until limit_ns has
+// passed: then it counts itself in timed_out and leaves, so a failure ends).
+// On the GPU each block also holds 40 KiB of shared memory, so five blocks fit
+// on a multiprocessor of an H100: 1280 of the 2048 threads it can hold.
+struct HeavyRendezvous {
+  std::uint32_t* arrived;
+  std::uint32_t* timed_out;
+  std::uint64_t limit_ns;
+  DYNASOAR_HD void operator()(std::size_t id, std::size_t count) const {
+#if DYNASOAR_DEVICE_CODE
+    __shared__ volatile std::uint32_t pad[10 * 1024];
+    pad[threadIdx.x] = static_cast<std::uint32_t>(id);
+    if (pad[threadIdx.x] != static_cast<std::uint32_t>(id)) return;
+#else
+    (void)id;
+#endif
+    platform::atomic_fetch_add(arrived, 1u, platform::acq_rel);
+    const std::uint64_t start = now_ns();
+    while (platform::atomic_load(arrived, platform::acquire) < count) {
+      if (now_ns() - start > limit_ns) {
+        platform::atomic_fetch_add(timed_out, 1u);
+        return;
+      }
+      platform::spin_pause();
+    }
+  }
+};
+
+// parallel_workers runs every worker it launches at once, however few of its
+// kernel's blocks fit on a multiprocessor, so workers may wait for each
+// other; one worker more than can be resident is refused. The GPU part also
+// runs the request as parallel_workers launched it before grids were sized
+// by occupancy (2048 threads per multiprocessor, an ordinary launch): there
+// the workers that started wait for workers that cannot start until they
+// leave, which only the time limit ends.
+TEST(Executor, WorkersThatWaitForEachOtherAllRunAtOnce) {
+  const std::size_t most = platform::max_workers<HeavyRendezvous>();
+  ASSERT_GT(most, 0u);
+  const std::size_t want = platform::kCudaBuild ? most : 64;
+  platform::Buffer<std::uint32_t> arrived(1), timed_out(1);
+  arrived.zero();
+  timed_out.zero();
+  constexpr std::uint64_t kSecond = 1000000000ull;
+  const std::size_t got = platform::parallel_workers(
+      want, HeavyRendezvous{arrived.data(), timed_out.data(), 10 * kSecond});
+  platform::synchronize();
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(arrived.to_vector()[0], got);
+  EXPECT_EQ(timed_out.to_vector()[0], 0u) << "workers waited for workers that never ran";
+  EXPECT_THROW(platform::parallel_workers(most + 1, HeavyRendezvous{nullptr, nullptr, 0}),
+               std::invalid_argument);
+#if DYNASOAR_CUDA
+  const std::size_t old_grid = platform::concurrent_threads();
+  if (old_grid <= most)
+    GTEST_SKIP() << "this GPU holds the old grid of " << old_grid
+                 << " threads at once: no contrast to show";
+  arrived.zero();
+  timed_out.zero();
+  platform::detail::parallel_workers_kernel<<<old_grid / platform::kBlockThreads,
+                                              platform::kBlockThreads>>>(
+      HeavyRendezvous{arrived.data(), timed_out.data(), kSecond});
+  platform::synchronize();
+  EXPECT_GT(timed_out.to_vector()[0], 0u)
+      << "the grid of " << old_grid << " threads (at most " << most
+      << " resident) should have left workers waiting in vain";
+#endif
 }
 
 TEST(Executor, HostRejectsTooManyWorkers) {
