@@ -244,6 +244,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
+    host.num_blocks = blocks;
     host.options = options;
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
@@ -273,7 +274,9 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   template <class T>
   static SoaHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {},
                                Stream s = {}) {
-    return SoaHandle(bytes_for<T>(objects) + (kConcreteClasses - 1) * kBlockBytes, options, s);
+    // One block of T also for no objects: T's block counts among the classes' blocks.
+    const std::uint64_t own = bytes_for<T>(std::max<std::uint64_t>(objects, 1));
+    return SoaHandle(own + (kConcreteClasses - 1) * kBlockBytes, options, s);
   }
 
   SoaHandle(const SoaHandle&) = delete;
@@ -348,11 +351,27 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     return (e & soa::kHeapOutOfMemory) != 0;
   }
 
-  /// Throws OutOfMemory (and clears the flag) if a `new` found the heap full.
+  /// Throws OutOfMemory if a `new` found the heap full, and std::logic_error
+  /// if a `destroy` was given a pointer that is no live object of this heap
+  /// (HeapState::deallocate; nothing was freed then). Clears the flags.
   void check_errors() {
-    if (!out_of_memory()) return;
+    unsigned e = 0;
+    error_.copy_to_host(&e, 1, 0, stream_);
+    if (e == soa::kHeapOk) return;
     error_.zero(stream_);
     platform::synchronize(stream_);
+    const std::string also_full =
+        (e & soa::kHeapOutOfMemory) != 0 ? " The heap also ran out of memory." : "";
+    if ((e & soa::kHeapForeignPointer) != 0)
+      throw std::logic_error(
+          "dynasoar: `destroy` was given a pointer that is no object of this heap (an object of "
+          "another heap, or not an object pointer); nothing was freed. Destroy objects through the "
+          "allocator of the heap that made them." + also_full);
+    if ((e & soa::kHeapDoubleFree) != 0)
+      throw std::logic_error(
+          "dynasoar: `destroy` was given an object that was destroyed before (an object destroyed "
+          "twice); nothing was freed. Clear the pointers to an object when it is destroyed." +
+          also_full);
     throw OutOfMemory(
         "dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
         " blocks of " + std::to_string(kBlockBytes) +

@@ -76,11 +76,13 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   }
 
   /// Forgets the object and frees its memory without running its destructor.
+  /// A pointer that is no live object of this heap (destroyed before, or of
+  /// another heap) is left alone and raises the registry's error flag
+  /// (RegistryState::remove).
   template <class C>
   DYNASOAR_HD void free(C* p) const {
     if (p == nullptr) return;
-    objects_.remove(p);
-    raw_.free(p);
+    if (objects_.remove(p)) raw_.free(p);
   }
 
   /// True if `p` points to an object of class C or of a subclass of C.

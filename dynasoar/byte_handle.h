@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -171,7 +172,8 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
 
   /// The allocator for kernels (pass by value).
   Alloc device() const {
-    return Alloc(pool_.device(), registry::RegistryState{types_.data(), error_.data()});
+    return Alloc(pool_.device(), registry::RegistryState{types_.data(), error_.data(),
+                                                         static_cast<unsigned>(kNumTypes)});
   }
   Stream stream() const { return stream_; }
   /// The raw allocator's pool (size, fragmentation).
@@ -227,13 +229,21 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
   }
 
   /// Throws OutOfMemory (and clears the flags) if a `new` failed, and
-  /// std::logic_error if the registry saw an object destroyed twice.
+  /// std::logic_error if a `destroy` was given a pointer that is no live
+  /// object of this heap (nothing was freed then) or the registry lost count.
   void check_errors() {
     const unsigned reg = registry_error();
     const bool pool_full = pool_.out_of_memory();
     if (reg == 0 && !pool_full) return;
     error_.zero(stream_);
     pool_.clear_errors();  // waits for the stream
+    if ((reg & registry::kRegistryBadFree) != 0)
+      throw std::logic_error(
+          std::string("dynasoar: ") + Alloc::kBackendName +
+          ": `destroy` was given a pointer that is no live object of this heap (an object "
+          "destroyed twice, or one of another heap); nothing was freed. Clear the pointers to an "
+          "object when it is destroyed, and destroy objects through the allocator of the heap "
+          "that made them.");
     if ((reg & registry::kRegistryCorrupt) != 0)
       throw std::logic_error(std::string("dynasoar: ") + Alloc::kBackendName +
                              ": the object registry lost count; an object was destroyed twice");
@@ -254,6 +264,19 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
   // parallel_new: room in the registry first, then a `new` per thread.
   template <class T, class Pack>
   void create_objects(std::size_t n, const Pack& pack) {
+    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
+      // AWMalloc never fails a request that fits the pool: it wraps to the
+      // pool's start, over memory still in use. Objects of one call that
+      // together exceed the pool would overwrite each other; refuse them.
+      // (An object larger than the pool fails by itself, with the flag.)
+      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
+      if (each <= pool_.bytes() && n > pool_.bytes() / each)
+        throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
+                          " objects of " + std::to_string(each) +
+                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
+                          " bytes, and AWMalloc would hand out memory of objects this call made; "
+                          "nothing was made. Give AllocatorHandle a larger pool.");
+    }
     compact(Alloc::template type_id<T>(), n);
     this->template create_one_by_one<T>(n, pack);
   }

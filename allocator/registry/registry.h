@@ -29,7 +29,8 @@ inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kTypeShift) - 1
 enum RegistryError : unsigned {
   kRegistryOk = 0,
   kRegistryFull = 1,     // a class's array had no room for a new object
-  kRegistryCorrupt = 2,  // compaction found another count than expected (an object destroyed twice)
+  kRegistryCorrupt = 2,  // compaction found another count than expected
+  kRegistryBadFree = 4,  // destroy of a pointer that is no live object of this registry
 };
 
 /// The live objects of one class.
@@ -44,6 +45,7 @@ struct TypeEntries {
 struct RegistryState {
   TypeEntries* types;  // one per class of the allocator, in device memory
   unsigned* error;     // RegistryError flags
+  unsigned num_types;  // entries of `types`
 
   DYNASOAR_HD static std::uint64_t& header(void* object) {
     return *static_cast<std::uint64_t*>(object);
@@ -68,12 +70,28 @@ struct RegistryState {
     return true;
   }
 
-  /// Forgets an object (before its memory is freed).
-  DYNASOAR_HD void remove(void* object) const {
+  /// Forgets an object (before its memory is freed). Returns false, changes
+  /// nothing and raises kRegistryBadFree if `object` is no live object of
+  /// this registry, i.e. its header does not lead to an entry that holds it:
+  /// an object destroyed before (its header may since have been overwritten
+  /// by the allocator or by another object) or one of another heap. Its
+  /// memory must then not be freed: freeing it twice corrupted the circular
+  /// allocators' chunk lists. The entry is cleared by a compare-and-swap, so
+  /// of two threads that destroy the same object one wins. Not detected: an
+  /// address that a new object of this registry has been given since.
+  DYNASOAR_HD bool remove(void* object) const {
     const std::uint64_t h = platform::atomic_load(&header(object));
-    TypeEntries& t = types[h >> kTypeShift];
-    platform::atomic_store(&t.entries[h & kIndexMask], static_cast<void*>(nullptr));
-    platform::atomic_fetch_add(&t.removed, 1ull);
+    const auto type = static_cast<unsigned>(h >> kTypeShift);
+    const std::uint64_t index = h & kIndexMask;
+    void* expected = object;
+    if (type < num_types && index < end(type) &&
+        platform::atomic_compare_exchange(&types[type].entries[index], expected,
+                                          static_cast<void*>(nullptr))) {
+      platform::atomic_fetch_add(&types[type].removed, 1ull);
+      return true;
+    }
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kRegistryBadFree));
+    return false;
   }
 
   /// Entries of `type` a do-all or device_do looks at: [0, this).

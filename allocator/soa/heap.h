@@ -49,11 +49,17 @@ struct HeapOptions {
 };
 
 /// Reasons for the error flag; the host handle turns them into messages.
-enum HeapError : unsigned { kHeapOk = 0, kHeapOutOfMemory = 1 };
+enum HeapError : unsigned {
+  kHeapOk = 0,
+  kHeapOutOfMemory = 1,     // a `new` found no free slot
+  kHeapDoubleFree = 2,      // a `destroy` of an object whose slot was free already
+  kHeapForeignPointer = 4,  // a `destroy` of a pointer that is no object of this heap
+};
 
 struct HeapState {
   std::uint64_t blocks;  // address of block 0 (kArrayAlignment-aligned)
   std::uint64_t block_bytes;
+  std::uint64_t num_blocks;
   HeapOptions options;
   unsigned* error;  // HeapError flags, raised by any thread
   BitmapRef free_blocks;
@@ -117,8 +123,49 @@ struct HeapState {
 
   /// Frees the object at `pointer` (Alg. 2). Its fields must not be used
   /// afterwards; the destructor has run.
+  ///
+  /// A pointer that is no live object of this heap changes nothing and
+  /// raises an error flag instead: kHeapForeignPointer if its bits name no
+  /// slot of this heap (another heap's object, or not an object pointer),
+  /// kHeapDoubleFree if its slot is free, its block was freed, or the block
+  /// now holds another class (the object was destroyed before). Freeing such
+  /// a pointer anyway set the bit of a free block in the active bitmap, which
+  /// later handed out slots of blocks that other classes were given. Not
+  /// detected: a slot that was freed and has been taken by a new object of
+  /// the same class (the pointer is that object's; it is freed).
   DYNASOAR_HD void deallocate(std::uint64_t pointer) const {
-    release_slots(block_of(pointer), word{1} << pointer_slot(pointer), pointer_type(pointer));
+    const unsigned type = pointer_type(pointer);
+    const unsigned slot = pointer_slot(pointer);
+    // Below the heap the difference wraps around: too large as well.
+    const std::uint64_t offset = pointer_block(pointer) - blocks;
+    const std::uint64_t b = offset / block_bytes;
+    if (type >= kMaxTypes || capacity[type] == 0 || pointer_capacity(pointer) != capacity[type] ||
+        slot >= capacity[type] || b >= num_blocks || b * block_bytes != offset) {
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapForeignPointer));
+      return;
+    }
+    const auto block = static_cast<bit_index>(b);
+    // A live object's block keeps its class while the object holds its slot.
+    if (platform::atomic_load(&header(block)->type) != type) {
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      return;
+    }
+    const word mask = word{1} << slot;
+    word* bits = &header(block)->allocation;
+    const word before = platform::atomic_fetch_and(bits, ~mask, platform::acq_rel);
+    if ((before & mask) == 0) {  // the slot was free: the fetch_and changed nothing
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      return;
+    }
+    // A freed block has every bit set, like a full one; a full block that
+    // holds a live object is never in the free-block bitmap (read only here,
+    // where a full block turns active: the bitmap costs a load).
+    if (before == kAllSlots && free_blocks.get(block)) {
+      platform::atomic_fetch_or(bits, mask, platform::acq_rel);  // the freed block's bit back
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      return;
+    }
+    slots_released(block, before, mask, type);
   }
 
   // --- the steps ---------------------------------------------------------------------
@@ -227,6 +274,12 @@ struct HeapState {
   DYNASOAR_HD void release_slots(bit_index block, word mask, unsigned type) const {
     // Release: the object's last writes happen before its slot is reusable.
     const word before = platform::atomic_fetch_and(&header(block)->allocation, ~mask, platform::acq_rel);
+    slots_released(block, before, mask, type);
+  }
+
+  /// The rest of release_slots, once `mask` was cleared from the block's
+  /// allocation bitmap, which held `before`.
+  DYNASOAR_HD void slots_released(bit_index block, word before, word mask, unsigned type) const {
     if (before == kAllSlots) active[type].set(block);  // was full: a slot is free now
     if ((before & ~mask) == padding_bits(capacity[type])) try_delete_block(block);
   }

@@ -31,9 +31,11 @@ int main(int argc, char** argv) {
            "opening criterion: a cell of side s at distance d acts as one mass if s < theta d "
            "(0: every cell is opened, exact forces)")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(0.0f, 2.0f));
     app.add_option("--dt", p.dt, "time step")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(1e-6f, 1.0f));
     app.add_option("--leaf-size", p.leaf_capacity, "bodies a leaf holds before it is split")
         ->capture_default_str()
@@ -46,6 +48,7 @@ int main(int argc, char** argv) {
            "--spread", p.spread,
            "with --clusters: half-width of a cluster (0: all bodies of a cluster at one point)")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(0.0f, 1.0f));
     app.add_flag("--check", check,
                  "after the run: the tree's invariants, and its forces against a direct sum "

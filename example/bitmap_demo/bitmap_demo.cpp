@@ -9,12 +9,17 @@
 // twice, the bitmap holds exactly the slots not kept, and every level agrees
 // with the containers below it.
 //
-// Usage: bitmap_demo [slots] (default 1000000)
+// Usage: bitmap_demo [slots] (1 .. 2^32 - 2, default 1000000; anything else:
+// a message and exit code 2)
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -51,14 +56,29 @@ struct TakeSlots {
 int main(int argc, char** argv) {
   using namespace dynasoar;
   try {
-    const long long requested = argc > 1 ? std::atoll(argv[1]) : 1000000;
-    if (requested < 1 || requested > static_cast<long long>(kMaxBitmapCapacity)) {
-      std::fprintf(stderr, "usage: %s [slots: 1 .. %u]\n", argv[0], kMaxBitmapCapacity);
+    // The whole argument must be a number in range: atoll read "12abc" as
+    // 12 and "1e6" as 1, and further arguments were ignored.
+    if (argc > 2) {
+      std::fprintf(stderr, "%s: one argument at most, the number of slots\nusage: %s [slots]\n",
+                   argv[0], argv[0]);
       return 2;
     }
-    const auto slots = static_cast<std::uint64_t>(requested);
+    std::uint64_t slots = 1000000;
+    if (argc == 2) {
+      const char* arg = argv[1];
+      char* end = nullptr;
+      errno = 0;
+      slots = std::strtoull(arg, &end, 10);
+      if (!std::isdigit(static_cast<unsigned char>(arg[0])) || *end != '\0' || errno == ERANGE ||
+          slots < 1 || slots > kMaxBitmapCapacity) {
+        std::fprintf(stderr, "%s: not a number of slots from 1 to %u: %s\nusage: %s [slots]\n",
+                     argv[0], kMaxBitmapCapacity, arg, argv[0]);
+        return 2;
+      }
+    }
     const char* where = platform::kCudaBuild ? "GPU threads" : "host threads";
-    const std::size_t workers = platform::kCudaBuild ? 65536 : 64;
+    const std::size_t workers =
+        platform::kCudaBuild ? std::min<std::size_t>(65536, platform::max_workers<TakeSlots>()) : 64;
     // Enough attempts that the pool runs dry: each worker keeps two of every three slots.
     const int per_worker = static_cast<int>(slots * 3 / 2 / workers + slots / 10 / workers + 3);
 
@@ -102,6 +122,9 @@ int main(int argc, char** argv) {
     }
     std::printf("OK\n");
     return 0;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "bitmap_demo: not enough memory for this many slots (std::bad_alloc)\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bitmap_demo: %s\n", e.what());
     return 1;

@@ -2,15 +2,36 @@
 
 #include <cmath>
 #include <exception>
-#include <optional>
-#include <stdexcept>
 #include <iostream>
 #include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+
+#include "platform/error.h"
 
 namespace dynasoar::example {
 
+CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](const std::string& s) {
+        return parse_float(s) ? std::string() : "not a finite number: " + s;
+      },
+      "FLOAT");
+}
+
+CLI::Validator unsigned_number() {
+  return CLI::Validator(
+      [](const std::string& s) {
+        return parse_checksum(s) ? std::string() : "not a number from 0 to 2^64 - 1: " + s;
+      },
+      "UINT");
+}
+
 void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
-  app.add_option("--seed", o.seed, "seed of the random numbers")->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the random numbers")
+      ->capture_default_str()
+      ->check(unsigned_number());
   if (stepped)
     app.add_option("--steps", o.steps, "simulation steps")
         ->capture_default_str()
@@ -29,6 +50,7 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
   if (stepped)
     app.add_option("--rtol", o.rtol, "relative tolerance of --expect for floating-point checksums")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(0.0, 1.0));
   add_viewer_options(app, o.view, stepped);
 }
@@ -94,6 +116,18 @@ int guarded_main(const std::function<int()>& body) {
   } catch (const viewer::Quit& q) {
     std::cerr << "stopped in the viewer after step " << q.step << " (no report: the run did not finish)\n";
     return 0;
+  } catch (const OutOfMemory& e) {
+    const std::string what = e.what();
+    std::cerr << "error: " << what << "\n";
+    if (what.find("--heap-mib") == std::string::npos)
+      std::cerr
+          << "(--heap-mib sets the heap's size; the default is estimated from the problem size)\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr
+        << "error: out of host memory (std::bad_alloc): this problem or heap does not fit the "
+           "machine; choose a smaller problem or --heap-mib\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

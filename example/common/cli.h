@@ -33,6 +33,14 @@ struct CommonOptions {
 /// --steps, --rtol, --every or --hold, and --expect takes integers only.
 void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);
 
+/// Validators for options whose bounds CLI11 (2.1) does not check itself:
+/// finite_number() for floating-point options (CLI::Range lets NaN through,
+/// which compares false with both bounds) and unsigned_number() for 64-bit
+/// unsigned ones (decimal or 0x hex; CLI11 reads -1 as 2^64 - 1 and clamps
+/// numbers too large for the type).
+CLI::Validator finite_number();
+CLI::Validator unsigned_number();
+
 /// Adds the viewer's --render, --snapshot and --hold, and with `per_step`
 /// --every (an example that makes one picture, not one per step, has none).
 void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step = true);
@@ -49,8 +57,10 @@ std::function<void(int)> progress_printer(const std::string& name, int steps,
 int finish(const RunReport& r, const CommonOptions& o);
 
 /// Runs `body` and turns exceptions into a message on stderr and exit code 1
-/// (CLI11's parse errors keep their own codes and messages). A run the
-/// viewer's user stopped (viewer::Quit) ends with a line on stderr and 0.
+/// (CLI11's parse errors keep their own codes and messages); a heap that ran
+/// out of memory and host memory that ran out also say which option helps.
+/// A run the viewer's user stopped (viewer::Quit) ends with a line on stderr
+/// and 0.
 int guarded_main(const std::function<int()>& body);
 
 }  // namespace dynasoar::example

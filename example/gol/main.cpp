@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     app.add_option("--height", c.height, "grid height")->capture_default_str()->check(CLI::Range(3, 1 << 16));
     app.add_option("--density", c.density, "random soup: share of cells alive at the start")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(0.0, 1.0));
     app.add_option("--pattern", pattern,
                    "start from a pattern file (.rle or .cells), centred in the grid, instead of a soup")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -51,7 +52,13 @@ void parse_header(const std::string& line, const std::string& name, int number, 
   if (!have_x || !have_y) fail(name, number, "header needs x = ... and y = ...");
 }
 
-void check_inside(const Pattern& p, int x, int y, const std::string& name, int number) {
+// Runs of dead cells and line ends move the position by up to 2^24 each; a
+// position far outside every grid is an error before it can overflow (a
+// file of such runs wrapped it to negative cells that the run then wrote).
+constexpr std::int64_t kMaxPosition = std::int64_t{1} << 31;
+
+void check_inside(const Pattern& p, std::int64_t x, std::int64_t y, const std::string& name,
+                  int number) {
   if (x >= p.width || y >= p.height)
     fail(name, number,
          "cell (" + std::to_string(x) + ", " + std::to_string(y) + ") lies outside the header's " +
@@ -66,7 +73,8 @@ Pattern parse_rle(const std::string& text, const std::string& name) {
   std::string line;
   int number = 0;
   bool header = false, done = false;
-  int x = 0, y = 0, run = 0;
+  std::int64_t x = 0, y = 0;
+  int run = 0;
   while (!done && std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -90,7 +98,7 @@ Pattern parse_rle(const std::string& text, const std::string& name) {
       } else if (c == 'o' || c == 'A') {
         for (int k = 0; k < n; ++k) {
           check_inside(p, x, y, name, number);
-          p.alive.emplace_back(x++, y);
+          p.alive.emplace_back(static_cast<int>(x++), static_cast<int>(y));
         }
       } else if (c == '$') {
         y += n;
@@ -101,6 +109,10 @@ Pattern parse_rle(const std::string& text, const std::string& name) {
       } else {
         fail(name, number, std::string("unexpected character '") + c + "' in the pattern");
       }
+      if (x > kMaxPosition || y > kMaxPosition)
+        fail(name, number,
+             "the pattern runs beyond 2^31 cells from its corner (the header says " +
+                 std::to_string(p.width) + "x" + std::to_string(p.height) + ")");
     }
   }
   if (!header) fail(name, number, "no header line (x = ..., y = ...)");

@@ -390,8 +390,8 @@ RunReport run(const Config& c) {
     }
   } catch (const OutOfMemory& e) {
     throw OutOfMemory(std::string(e.what()) + " (k-d tree of " + std::to_string(n) +
-                      " triangles in " + std::to_string(heap.heap_bytes() >> 20) +
-                      " MiB: give a larger --heap-mib)");
+                      " triangles in " + std::to_string(heap.heap_bytes() >> 10) +
+                      " KiB: give a larger --heap-mib)");
   }
 
   BuildResult res;

@@ -16,10 +16,15 @@ int main(int argc, char** argv) {
     o.steps = c.steps;
     app.add_option("--bodies", c.bodies, "number of bodies")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     app.add_flag("--collisions", c.collisions, "bodies closer than the merge distance merge");
-    app.add_option("--merge-distance", c.physics.merge_distance, "collision variant: merge distance")
+    app.add_option("--merge-distance", c.physics.merge_distance,
+                   "collision variant: merge distance")
         ->capture_default_str()
+        ->check(finite_number())
         ->check(CLI::Range(0.0f, 1.0f));
-    app.add_option("--dt", c.physics.dt, "time step")->capture_default_str()->check(CLI::Range(1e-6f, 1.0f));
+    app.add_option("--dt", c.physics.dt, "time step")
+        ->capture_default_str()
+        ->check(finite_number())
+        ->check(CLI::Range(1e-6f, 1.0f));
     add_common_options(app, o);
     CLI11_PARSE(app, argc, argv);
     c.steps = o.steps;
