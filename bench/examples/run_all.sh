@@ -44,6 +44,7 @@ if [[ ${SMALL:-0} == 1 ]]; then
   run nbody-collisions nbody --bodies 256 --steps 100 --collisions
   run gol-soup gol --width 96 --height 80 --steps 80 --seed 7
   run kdtree-soup kdtree --scene soup --triangles 4000 --seed 7
+  run barnes-hut barnes_hut --bodies 2000 --steps 10 --seed 7
   exit $status
 fi
 run wator wator --width 2048 --height 2560 --steps 500
@@ -56,4 +57,6 @@ run gol-acorn-large gol --pattern example/gol/patterns/acorn.cells --width 12699
 run kdtree-soup kdtree --scene soup --triangles 2000000
 run kdtree-surface kdtree --scene surface --triangles 2000000
 run kdtree-clustered kdtree --scene clustered --triangles 2000000
+# Barnes-Hut with a dynamic quadtree (the original DynaSOAr's barnes-hut-dynamic)
+run barnes-hut barnes_hut --bodies 300000 --steps 10
 exit $status
