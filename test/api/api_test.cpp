@@ -28,7 +28,8 @@ struct Zoo {
 
   class Fish : public Alloc::Base {
    public:
-    declare_field_types(Fish, int, float, float[4]) Field<Fish, 0> index;
+    declare_field_types(Fish, int, float, float[4])
+    Field<Fish, 0> index;
     Field<Fish, 1> weight;
     Field<Fish, 2> scores;
 
@@ -62,7 +63,8 @@ struct Zoo {
 
   class Shark : public Fish {
    public:
-    declare_field_types(Shark, int) Field<Shark, 0> teeth;
+    declare_field_types(Shark, int)
+    Field<Shark, 0> teeth;
     DYNASOAR_HD explicit Shark(int i) : Fish(i), teeth(i) {}
   };
 
@@ -70,7 +72,8 @@ struct Zoo {
   // An object with its own random stream, kept in a field between calls.
   class Counter : public Alloc::Base {
    public:
-    declare_field_types(Counter, int, dynasoar::RandomStream) Field<Counter, 0> id;
+    declare_field_types(Counter, int, dynasoar::RandomStream)
+    Field<Counter, 0> id;
     Field<Counter, 1> rng;
     DYNASOAR_HD explicit Counter(int i) : id(i), rng(dynasoar::RandomStream(7, static_cast<std::uint64_t>(i))) {}
     DYNASOAR_HD void draw(std::uint32_t* out) {

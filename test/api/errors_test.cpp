@@ -4,7 +4,7 @@
 // after the heap ran out, destroy of nullptr, of an object destroyed before
 // and of a pointer from another heap, and parallel_new of more objects than
 // fit. (A class too large for a block of the DynaSOAr heap is a compile-time
-// error: class_too_large.cpp, the test api.error.class_too_large.)
+// error: test/compile_fail/class_too_large.cpp, the test compile_fail.class_too_large.)
 #include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
@@ -75,7 +75,8 @@ struct Pond {
 
   class Fish : public Alloc::Base {
    public:
-    declare_field_types(Fish, int, int) Field<Fish, 0> id;
+    declare_field_types(Fish, int, int)
+    Field<Fish, 0> id;
     Field<Fish, 1> tag;  // a function of id: an object overwritten by another one shows
 
     DYNASOAR_HD explicit Fish(int i) : id(i), tag(7 * i + 3) {}
@@ -92,7 +93,8 @@ struct Pond {
   // Eight times a Fish: a block of the DynaSOAr heap holds 8 of them.
   class Whale : public Alloc::Base {
    public:
-    declare_field_types(Whale, int, double[7]) Field<Whale, 0> id;
+    declare_field_types(Whale, int, double[7])
+    Field<Whale, 0> id;
     Field<Whale, 1> blubber;
 
     DYNASOAR_HD explicit Whale(int i) : id(i) {
@@ -120,7 +122,8 @@ struct Deep {
 
   class Giant : public Alloc::Base {
    public:
-    declare_field_types(Giant, char[kBytes]) Field<Giant, 0> bytes;
+    declare_field_types(Giant, char[kBytes])
+    Field<Giant, 0> bytes;
     DYNASOAR_HD explicit Giant(int i) {
       bytes[0] = static_cast<char>(i);
       bytes[kBytes - 1] = static_cast<char>(i);

@@ -43,7 +43,8 @@ struct World {
 
   class Animal : public Alloc::Base {
    public:
-    declare_abstract_field_types(Animal, int, double) Field<Animal, 0> id;
+    declare_abstract_field_types(Animal, int, double)
+    Field<Animal, 0> id;
     Field<Animal, 1> energy;
 
     DYNASOAR_HD void grow(double by) { energy += by; }
@@ -70,7 +71,8 @@ struct World {
 
   class Fish : public Animal {
    public:
-    declare_field_types(Fish, char, Vec3, short[3]) Field<Fish, 0> tag;
+    declare_field_types(Fish, char, Vec3, short[3])
+    Field<Fish, 0> tag;
     Field<Fish, 1> pos;
     Field<Fish, 2> fins;
 
@@ -121,7 +123,8 @@ struct World {
 
   class Shark : public Fish {
    public:
-    declare_field_types(Shark, std::uint64_t) Field<Shark, 0> teeth;
+    declare_field_types(Shark, std::uint64_t)
+    Field<Shark, 0> teeth;
     DYNASOAR_HD explicit Shark(int i) : Fish(i), teeth(1000 + i) {}
 
     // Visits every Shark through device_do_staged and adds to out: 0 visits,
