@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/backends.h"
+#include "support/sanitized.h"
 
 namespace {
 
@@ -53,18 +54,7 @@ constexpr bool kSlowToExhaust =
 constexpr const char* kSlowToExhaustReason =
     "filling CUDA's device heap to exhaustion with device malloc takes minutes";
 
-// Built with ThreadSanitizer or AddressSanitizer (GCC's macros; Clang's __has_feature).
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
+using dynasoar::test::kSanitized;
 
 template <class Backend>
 struct Pond {
