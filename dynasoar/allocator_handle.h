@@ -244,7 +244,6 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
-    host.num_blocks = blocks;
     host.options = options;
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);

@@ -59,7 +59,6 @@ enum HeapError : unsigned {
 struct HeapState {
   std::uint64_t blocks;  // address of block 0 (kArrayAlignment-aligned)
   std::uint64_t block_bytes;
-  std::uint64_t num_blocks;
   HeapOptions options;
   unsigned* error;  // HeapError flags, raised by any thread
   BitmapRef free_blocks;
@@ -136,11 +135,12 @@ struct HeapState {
   DYNASOAR_HD void deallocate(std::uint64_t pointer) const {
     const unsigned type = pointer_type(pointer);
     const unsigned slot = pointer_slot(pointer);
-    // Below the heap the difference wraps around: too large as well.
+    // Below the heap the difference wraps around: too large as well. (The
+    // free-block bitmap has a bit per block: its capacity is the block count.)
     const std::uint64_t offset = pointer_block(pointer) - blocks;
     const std::uint64_t b = offset / block_bytes;
     if (type >= kMaxTypes || capacity[type] == 0 || pointer_capacity(pointer) != capacity[type] ||
-        slot >= capacity[type] || b >= num_blocks || b * block_bytes != offset) {
+        slot >= capacity[type] || b >= free_blocks.capacity() || b * block_bytes != offset) {
       platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapForeignPointer));
       return;
     }
