@@ -96,10 +96,31 @@ __global__ void __launch_bounds__(kBlockThreads) parallel_workers_kernel(F f) {
     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
 
-inline int current_device_attribute(cudaDeviceAttr attr) {
-  int device = 0, value = 0;
+inline int current_device() {
+  int device = 0;
   DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+inline int device_attribute(int device, cudaDeviceAttr attr) {
+  int value = 0;
   DYNASOAR_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+  return value;
+}
+
+/// A figure of a device that never changes, computed on the device's first
+/// use and read from `cache` afterwards (compute() must not return 0, which
+/// marks "not yet known"). Launches ask for such figures every time, and
+/// CUDA queries on every launch are a visible part of a short operation.
+inline constexpr int kCachedDevices = 64;
+template <class Compute>
+std::uint64_t per_device(std::atomic<std::uint64_t> (&cache)[kCachedDevices], int device,
+                         Compute compute) {
+  std::uint64_t value = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (value == 0) {
+    value = compute();
+    if (device < kCachedDevices) cache[device].store(value, std::memory_order_relaxed);
+  }
   return value;
 }
 #endif
@@ -108,26 +129,21 @@ inline int current_device_attribute(cudaDeviceAttr attr) {
 
 #if DYNASOAR_CUDA
 namespace detail {
-/// Multiprocessors and resident threads per multiprocessor of the current
-/// device, cached per device: every launch asks, and two attribute queries
-/// per launch are a visible part of a short operation.
+/// Multiprocessors and resident threads per multiprocessor of a device
+/// (cached per device).
 struct DeviceShape {
   unsigned multiprocessors;
   unsigned threads_per_multiprocessor;
 };
-inline DeviceShape device_shape() {
-  constexpr int kCachedDevices = 64;
-  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // both figures packed; 0: not yet known
-  int device = 0;
-  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
-  std::uint64_t packed = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
-  if (packed == 0) {
-    packed = static_cast<std::uint64_t>(current_device_attribute(cudaDevAttrMultiProcessorCount)) << 32 |
-             static_cast<std::uint32_t>(current_device_attribute(cudaDevAttrMaxThreadsPerMultiProcessor));
-    if (device < kCachedDevices) cache[device].store(packed, std::memory_order_relaxed);
-  }
+inline DeviceShape device_shape(int device) {
+  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // both figures packed
+  const std::uint64_t packed = per_device(cache, device, [device] {
+    return static_cast<std::uint64_t>(device_attribute(device, cudaDevAttrMultiProcessorCount)) << 32 |
+           static_cast<std::uint32_t>(device_attribute(device, cudaDevAttrMaxThreadsPerMultiProcessor));
+  });
   return {static_cast<unsigned>(packed >> 32), static_cast<unsigned>(packed)};
 }
+inline DeviceShape device_shape() { return device_shape(current_device()); }
 }  // namespace detail
 #endif
 
@@ -159,19 +175,16 @@ inline unsigned processors() {
 template <class F>
 std::size_t max_workers() {
 #if DYNASOAR_CUDA
-  constexpr int kCachedDevices = 64;
-  static std::atomic<std::uint32_t> cache[kCachedDevices] = {};  // blocks per multiprocessor + 1
-  int device = 0;
-  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
-  std::uint32_t known = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
-  if (known == 0) {
+  static std::atomic<std::uint64_t> cache[detail::kCachedDevices] = {};  // blocks per SM + 1
+  const int device = detail::current_device();
+  const std::uint64_t blocks_plus_one = detail::per_device(cache, device, [] {
     int blocks = 0;
     DYNASOAR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         &blocks, detail::parallel_workers_kernel<F>, static_cast<int>(kBlockThreads), 0));
-    known = static_cast<std::uint32_t>(blocks) + 1;
-    if (device < kCachedDevices) cache[device].store(known, std::memory_order_relaxed);
-  }
-  return static_cast<std::size_t>(known - 1) * detail::device_shape().multiprocessors * kBlockThreads;
+    return static_cast<std::uint64_t>(blocks) + 1;
+  });
+  return static_cast<std::size_t>(blocks_plus_one - 1) * detail::device_shape(device).multiprocessors *
+         kBlockThreads;
 #else
   return kMaxHostWorkers;
 #endif
