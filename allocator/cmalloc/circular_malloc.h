@@ -72,7 +72,6 @@ enum Counter {
   kCount
 };
 __device__ unsigned long long counters[kCount];
-
 }  // namespace dynasoar::cmalloc::stats
 #define DYNASOAR_CMALLOC_COUNT(c) DYNASOAR_CMALLOC_COUNT_IMPL(c)
 #if DYNASOAR_DEVICE_CODE
@@ -116,7 +115,7 @@ struct CircularMalloc {
   std::uint32_t* offsets;       // the paper's memOffset (per heap)
   std::uint32_t max_frag;       // split a chunk larger than request * max_frag
   bool coalesce;                // serve the lanes of a warp with one walk (see malloc)
-  std::uint32_t repair_after;   // merge on walk after this many free chunks too small (see walk)
+  std::uint32_t merge_after_small;  // merge on walk after this many free chunks too small (walk)
   unsigned* error;
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
@@ -464,11 +463,12 @@ struct CircularMalloc {
       // A chunk smaller than the request is passed unclaimed (kSmall).
       Claim c = try_claim(g, next, units);
       if (c == Claim::kInvalid) {
-        // A stale header (see above): start again from the offset, which has
-        // probably moved on, and every second time from the heap's first
-        // chunk, whose header is never absorbed. An offset that names a stale
-        // header is moved to the heap's first chunk, so that walks stop
-        // following it there.
+        // A stale header (see above): step back to the last valid header
+        // (below), or else start again from the offset, which has probably
+        // moved on, and every second time from the heap's first chunk, whose
+        // header is never absorbed. An offset that names a stale header is
+        // moved to the heap's first chunk, so that walks stop following it
+        // there.
         DYNASOAR_CMALLOC_COUNT(kInvalid);
         std::uint32_t expected = g;
         if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
@@ -489,9 +489,9 @@ struct CircularMalloc {
         continue;
       }
       std::uint32_t size = g == granules - 1 ? 0 : next - g;
-      // Merge on walk: past repair_after small free chunks, one whose
+      // Merge on walk: past merge_after_small small free chunks, one whose
       // successor is free too is claimed and absorbs the free chunks after it.
-      if (c == Claim::kSmall && small++ >= repair_after && absorbable(next) && is_free(next) &&
+      if (c == Claim::kSmall && small++ >= merge_after_small && absorbable(next) && is_free(next) &&
           try_claim(g, next) == Claim::kTaken) {
         c = Claim::kTaken;
         size = absorb_free_successors(g, next, units);

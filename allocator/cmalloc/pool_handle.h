@@ -136,7 +136,7 @@ class PoolHandle {
       alloc_.offsets = offsets_.data();
       alloc_.max_frag = options.max_frag;
       alloc_.coalesce = options.coalesce;
-      alloc_.repair_after = options.merge_on_walk ? kMergeAfterSmall : ~std::uint32_t{0};
+      alloc_.merge_after_small = options.merge_on_walk ? kMergeAfterSmall : ~std::uint32_t{0};
       platform::parallel_for(static_cast<std::size_t>(plan_.chunks_per_heap() * heaps),
                              detail::WriteChunks<Alloc>{alloc_, plan_}, s);
     } else {

@@ -95,7 +95,7 @@ void run(unsigned workers, int rounds, bool coalesce, std::uint32_t repair, doub
   o.coalesce = coalesce;
   PoolHandle<A> pool(pool_bytes, o);
   A a = pool.device();
-  a.repair_after = repair;
+  a.merge_after_small = repair;
   platform::Buffer<unsigned long long> c(4);
   c.zero();
   unsigned long long zero[stats::kCount] = {};
@@ -177,7 +177,7 @@ void fill(std::uint32_t repair, bool coalesce, double limit_s) {
   o.coalesce = coalesce;
   PoolHandle<A> pool(64ull << 20, o);
   A a = pool.device();
-  a.repair_after = repair;
+  a.merge_after_small = repair;
   platform::Buffer<unsigned long long> made(2);
   made.zero();
   platform::Buffer<unsigned long long> t(1);
