@@ -185,15 +185,7 @@ DYNASOAR_HD bool tree_acceleration(const Tree& tree, const ForceParams& f, float
 /// One coordinate moved by one time step, reflected at the walls of [-1, 1]
 /// (and kept inside if a body is fast enough to cross the box).
 DYNASOAR_HD inline void move(const Physics& p, float& x, float& v, float a) {
-  v += a * p.dt;
-  x += v * p.dt;
-  if (x < -1.0f) {
-    x = -2.0f - x;
-    v = -v;
-  } else if (x > 1.0f) {
-    x = 2.0f - x;
-    v = -v;
-  }
+  move_in_box(p.dt, x, v, a);
   x = clamp_to_box(x);
 }
 

@@ -19,4 +19,18 @@ DYNASOAR_HD inline float inverse_sqrt(float x) {
 #endif
 }
 
+/// One coordinate moved by one time step dt under acceleration a, reflected
+/// at the walls of [-1, 1] (n-body and Barnes-Hut).
+DYNASOAR_HD inline void move_in_box(float dt, float& x, float& v, float a) {
+  v += a * dt;
+  x += v * dt;
+  if (x < -1.0f) {
+    x = -2.0f - x;
+    v = -v;
+  } else if (x > 1.0f) {
+    x = 2.0f - x;
+    v = -v;
+  }
+}
+
 }  // namespace dynasoar::example

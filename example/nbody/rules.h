@@ -57,15 +57,7 @@ DYNASOAR_HD inline void add_acceleration(const Physics& p, float x, float y, flo
 
 /// One coordinate moved by one time step, reflected at the walls of [-1, 1].
 DYNASOAR_HD inline void move(const Physics& p, float& x, float& v, float a) {
-  v += a * p.dt;
-  x += v * p.dt;
-  if (x < -1.0f) {
-    x = -2.0f - x;
-    v = -v;
-  } else if (x > 1.0f) {
-    x = 2.0f - x;
-    v = -v;
-  }
+  move_in_box(p.dt, x, v, a);
 }
 
 /// Collision variant: whether a body (mass m, id) may merge into a candidate
