@@ -212,14 +212,20 @@ def github_slug(heading: str) -> str:
 _anchor_cache: dict[Path, set[str]] = {}
 
 
+def code_lines(lines: list[str]) -> set[int]:
+    """Indices of the lines inside fenced code blocks, fences included."""
+    in_code: set[int] = set()
+    for start, _i, _l, content, _c in fenced_blocks(lines):
+        in_code.update(range(start, start + len(content) + 2))
+    return in_code
+
+
 def anchors(path: Path) -> set[str]:
     if path not in _anchor_cache:
         seen: dict[str, int] = {}
         found: set[str] = set()
         lines = path.read_text(encoding="utf-8").splitlines()
-        in_code = set()
-        for start, _i, _l, content, _c in fenced_blocks(lines):
-            in_code.update(range(start, start + len(content) + 2))
+        in_code = code_lines(lines)
         for i, l in enumerate(lines):
             if i in in_code:
                 continue
@@ -238,9 +244,7 @@ def anchors(path: Path) -> set[str]:
 
 def check_links(path: Path, lines: list[str], root: Path, problems: Problems) -> int:
     checked = 0
-    in_code = set()
-    for start, _i, _l, content, _c in fenced_blocks(lines):
-        in_code.update(range(start, start + len(content) + 2))
+    in_code = code_lines(lines)
     for i, raw in enumerate(lines):
         if i in in_code:
             continue
