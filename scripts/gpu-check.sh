@@ -6,9 +6,10 @@
 #
 #   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
 #             and the README example on every back end (readme_example_*)
-#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on bitmap_test, soa_test,
-#             backend_test and cmalloc_test; memcheck and synccheck on the two stress tests
-#             with DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} rounds per thread
+#   sanitize  compute-sanitizer memcheck, racecheck and synccheck on every *_test binary,
+#             SANITIZE_JOBS (8) runs at a time, with DYNASOAR_TEST_SMALL=1 (the tests'
+#             smaller cases), DYNASOAR_STRESS_ROUNDS=SANITIZE_ROUNDS (40) and a limit of
+#             SANITIZE_TIMEOUT (300) s per run
 #   bench     bitmap_bench, soa_bench, cmalloc_bench, backend_bench (or those in BENCHES), CSVs in OUT_DIR
 # Exits non-zero if any test or sanitizer run fails; summary.txt lists every step.
 set -uo pipefail
@@ -42,7 +43,7 @@ gtest_counts() {
 run_tests() {
   local total_ran=0 total_passed=0 total_skipped=0 total_failed=0 passed skipped failed ran
   for t in "$BIN"/*_test; do
-    local name log rc counts
+    local name log rc
     name=$(basename "$t"); log="$OUT/$name.log"
     timeout "${TEST_TIMEOUT:-240}" "$t" --gtest_output="xml:$OUT/$name.xml" >"$log" 2>&1; rc=$?
     ((rc == 124)) && note "test $name: TIMED OUT after ${TEST_TIMEOUT:-240} s"
@@ -85,20 +86,42 @@ run_tests() {
   done
 }
 
+# One compute-sanitizer run: TOOL over one test binary, its line to
+# OUT/sanitize-TOOL-NAME.txt. DYNASOAR_TEST_SMALL=1 makes the tests run their
+# smaller cases (fewer workers; the stress tests' rounds from SANITIZE_ROUNDS);
+# a run stops after SANITIZE_TIMEOUT seconds and then counts as a failure.
+sanitize_one() {
+  local tool=$1 t=$2 name log rc filter='*'
+  name=$(basename "$t"); log="$OUT/sanitize-$tool-$name.log"
+  # memcheck's own tracking of CUDA's device heap reports a double free in a
+  # churn of thousands of threads that runs clean without the tool, also in a
+  # kernel with no code of this project (docs/results.md, "The CudaMalloc
+  # finding"): that one test leaves memcheck's run.
+  [[ $tool == memcheck && $name == cmalloc_test ]] && filter='-*CudaMalloc.FreedMemoryIsReusedWithoutOverlap'
+  DYNASOAR_TEST_SMALL=1 DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} timeout "${SANITIZE_TIMEOUT:-300}" \
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" >"$log" 2>&1; rc=$?
+  {
+    ((rc == 124)) && echo "compute-sanitizer $tool $name: TIMED OUT after ${SANITIZE_TIMEOUT:-300} s"
+    echo "compute-sanitizer $tool $name (filter $filter): exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1), $(grep -Eo '^\[  PASSED  \] [0-9]+ tests?' "$log" | tail -1)"
+  } >"$OUT/sanitize-$tool-$name.txt"
+}
+
+# memcheck, racecheck and synccheck on every test binary, SANITIZE_JOBS runs
+# at a time (each process has its own context on the one GPU; the tools spend
+# most of their time on the host).
 run_sanitize() {
-  local rc t
+  local tool t jobs=0
   for tool in memcheck racecheck synccheck; do
-    for t in bitmap_test soa_test backend_test cmalloc_test; do
-      compute-sanitizer --tool "$tool" --error-exitcode 99 "$BIN/$t" >"$OUT/sanitize-$tool-$t.log" 2>&1; rc=$?
-      note "compute-sanitizer $tool $t: exit $rc, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitize-$tool-$t.log" | tail -1)"
-      ((rc == 0)) || status=1
+    for t in "$BIN"/*_test; do
+      sanitize_one "$tool" "$t" &
+      if ((++jobs >= ${SANITIZE_JOBS:-8})); then wait -n; ((jobs--)); fi
     done
-    [[ $tool == racecheck ]] && continue  # shared-memory hazards: the stresses use none
-    for t in bitmap_stress_test soa_stress_test; do
-      DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} compute-sanitizer --tool "$tool" --error-exitcode 99 \
-        "$BIN/$t" >"$OUT/sanitize-$tool-$t.log" 2>&1; rc=$?
-      note "compute-sanitizer $tool $t (${SANITIZE_ROUNDS:-40} rounds): exit $rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitize-$tool-$t.log" | tail -1)"
-      ((rc == 0)) || status=1
+  done
+  wait
+  for tool in memcheck racecheck synccheck; do
+    for t in "$BIN"/*_test; do
+      tee -a "$SUMMARY" <"$OUT/sanitize-$tool-$(basename "$t").txt"
+      grep -q 'exit 0,' "$OUT/sanitize-$tool-$(basename "$t").txt" || status=1
     done
   done
 }

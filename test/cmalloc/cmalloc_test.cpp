@@ -14,6 +14,7 @@
 #include "allocator/cmalloc/pool_handle.h"
 #include "allocator/cuda_malloc/cuda_malloc.h"
 #include "support/rng.h"
+#include "support/sanitized.h"
 #include "support/stress_rounds.h"
 
 namespace dynasoar::cmalloc {
@@ -201,7 +202,11 @@ constexpr std::uint64_t kSec6PoolBytes =
 template <class Alloc>
 class CMallocConformance : public ::testing::Test {
  protected:
-  static constexpr std::size_t kWorkers = platform::kCudaBuild ? 8192 : 16;
+  // 8192 on the GPU; 1024 under compute-sanitizer (test::small_cases()).
+  static std::size_t workers() {
+    if (!platform::kCudaBuild) return 16;
+    return test::small_cases() ? 1024 : 8192;
+  }
   // CUDA's device heap cannot grow once a kernel has allocated: size it for
   // the suite's largest pool before the first test does.
   static void SetUpTestSuite() {
@@ -233,7 +238,7 @@ std::vector<PoolOptions> pool_variants() {
 // every range is 16-byte aligned, inside the pool and disjoint from all
 // others, and every pattern survives the other workers' writes.
 TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact) {
-  const std::size_t workers = this->kWorkers;
+  const std::size_t workers = this->workers();
   constexpr int per_worker = 16;
   constexpr std::uint64_t max_bytes = 256;
   // Four times the largest possible demand (with headers), so that no
@@ -278,7 +283,7 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
 TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
   if (!TypeParam::kCanFree)
     GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
-  const std::size_t workers = this->kWorkers;
+  const std::size_t workers = this->workers();
   // At least 320 rounds: fewer would not move twice the pool through it (checked below).
   const int rounds = std::max(test::stress_rounds(platform::kCudaBuild ? 640 : 20000), 320);
   constexpr std::uint64_t max_bytes = 512;
@@ -318,7 +323,7 @@ TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
     GTEST_SKIP() << "CudaMalloc: the device heap's size is fixed once a kernel allocated (an "
                     "earlier test did), "
                     "and the host's C library malloc does not run out";
-  const std::size_t workers = this->kWorkers;
+  const std::size_t workers = this->workers();
   constexpr int per_worker = 16;
   constexpr std::uint64_t max_bytes = 256;
   // Room for about half of the requests.
@@ -729,7 +734,7 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
 }
 
 TYPED_TEST(CMallocConformance, ProbabilityPatternOfSection6) {
-  const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
+  const std::size_t workers = this->workers();
   constexpr std::uint64_t kBytes = 64;
   constexpr unsigned kLaunches = 10;
   PoolHandle<TypeParam> pool(4 * workers * kLaunches * (kBytes + 32) + (1u << 20));
