@@ -426,6 +426,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
                  std::to_string(h.type) + " in its header";
         if (h.allocation == padding)
           return "block " + std::to_string(b) + " is allocated but empty";
+        if ((h.allocation & h.destroyed & ~padding) != 0)
+          return "block " + std::to_string(b) + " has a live object marked destroyed";
         if ((h.allocation != soa::kAllSlots) != (is_active[b] != 0))
           return "block " + std::to_string(b) +
                  (is_active[b] ? " is active but full" : " has free slots but is not active");

@@ -32,6 +32,7 @@ inline constexpr word kAllSlots = ~word{0};
 struct BlockHeader {
   word allocation;  // bit i set: slot i in use (or beyond capacity, or invalidated)
   word iteration;   // snapshot of `allocation` taken before each parallel_do
+  word destroyed;   // bit i set: slot i's object was destroyed and no new one took it
   std::uint32_t type;
 };
 static_assert(sizeof(BlockHeader) <= kBlockHeaderBytes, "block header too large");
@@ -126,12 +127,25 @@ struct HeapState {
   /// A pointer that is no live object of this heap changes nothing and
   /// raises an error flag instead: kHeapForeignPointer if its bits name no
   /// slot of this heap (another heap's object, or not an object pointer),
-  /// kHeapDoubleFree if its slot is free, its block was freed, or the block
-  /// now holds another class (the object was destroyed before). Freeing such
-  /// a pointer anyway set the bit of a free block in the active bitmap, which
-  /// later handed out slots of blocks that other classes were given. Not
-  /// detected: a slot that was freed and has been taken by a new object of
-  /// the same class (the pointer is that object's; it is freed).
+  /// kHeapDoubleFree if its object was destroyed before (the slot's
+  /// `destroyed` bit is set), its slot is free, its block was freed, or the
+  /// block now holds another class. Freeing such a pointer anyway set the bit
+  /// of a free block in the active bitmap, which later handed out slots of
+  /// blocks that other classes were given. Not detected: a slot that was
+  /// freed and has been taken by a new object of the same class (the pointer
+  /// is that object's; it is freed, and that object's own destroy is then
+  /// reported).
+  ///
+  /// Why a `destroyed` word and not the allocation bit alone: while another
+  /// thread deletes the emptied block (try_delete_block), its invalidation
+  /// sets every free slot's allocation bit, the freed one included, so a
+  /// second destroy at that moment looked like the free of a live object in
+  /// a full block. It then activated a block that was being freed, and a
+  /// later initialisation of that block waited for ever for its active bit
+  /// to clear (seen on the GPU: an object of a do-all that destroys itself
+  /// twice while its neighbours destroy themselves). The `destroyed` bit is
+  /// set by the first destroy and cleared only when a new object takes the
+  /// slot (claim_slots, initialize_block), never by an invalidation.
   DYNASOAR_HD void deallocate(std::uint64_t pointer) const {
     const unsigned type = pointer_type(pointer);
     const unsigned slot = pointer_slot(pointer);
@@ -151,6 +165,10 @@ struct HeapState {
       return;
     }
     const word mask = word{1} << slot;
+    if ((platform::atomic_fetch_or(&header(block)->destroyed, mask) & mask) != 0) {
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      return;  // destroyed before, and no new object took the slot since
+    }
     word* bits = &header(block)->allocation;
     const word before = platform::atomic_fetch_and(bits, ~mask, platform::acq_rel);
     if ((before & mask) == 0) {  // the slot was free: the fetch_and changed nothing
@@ -206,7 +224,12 @@ struct HeapState {
     // here is the one that came with the free slots (App. A.2).
     const auto actual = platform::atomic_load(&header(block)->type);
     if (filled) active[actual].clear(block);
-    if (actual == type) return got;
+    if (actual == type) {
+      // New objects in these slots: a destroy of theirs is no double destroy.
+      // Done before the pointers leave this thread, so their destroys see it.
+      platform::atomic_fetch_and(&header(block)->destroyed, ~got);
+      return got;
+    }
     release_slots(block, got, actual);  // block replaced by another type: roll back
     return 0;
   }
@@ -259,6 +282,7 @@ struct HeapState {
     // the previous objects' writes are done before ours begin.
     platform::atomic_fetch_or(&h->allocation, kAllSlots, platform::acquire);
     platform::atomic_store(&h->type, static_cast<std::uint32_t>(type));
+    platform::atomic_store(&h->destroyed, word{0});  // published with the free slots below
     // Threads that reserve a slot in this block must see the new type first
     // (App. A.2): the release store publishes the type with the free slots
     // (the paper's fence between the two writes).

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
@@ -205,7 +207,10 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
 
 using dynasoar::soa::HeapState;
 
-enum class Step { kNewTiny, kNewMedium, kNewLarge, kDestroyFirst, kSelectTiny, kClaimTiny };
+enum class Step {
+  kNewTiny, kNewMedium, kNewLarge, kDestroyFirst, kSelectTiny, kClaimTiny,
+  kEmptyAndInvalidate, kFinishDeletion  // try_delete_block of slots[1]'s block, in two halves
+};
 
 struct RunStep {
   StressAlloc alloc;
@@ -225,6 +230,21 @@ struct RunStep {
         slots[2] = st->block_of(slots[0]);
         break;
       case Step::kClaimTiny: slots[2] = st->claim_slots(static_cast<dynasoar::bit_index>(slots[1]), tiny, wanted, 12345); break;
+      case Step::kEmptyAndInvalidate: {  // destroy slots[1]'s object, the block's last, and stop
+        const auto block = st->block_of(slots[1]);  // after the deleter's fetch_or (Alg. 9)
+        const dynasoar::soa::word mask = dynasoar::soa::word{1} << dynasoar::soa::pointer_slot(slots[1]);
+        dynasoar::platform::atomic_fetch_or(&st->header(block)->destroyed, mask);
+        dynasoar::platform::atomic_fetch_and(&st->header(block)->allocation, ~mask);
+        slots[2] = dynasoar::platform::atomic_fetch_or(&st->header(block)->allocation, dynasoar::soa::kAllSlots);
+        break;
+      }
+      case Step::kFinishDeletion: {  // the rest of the deleter's steps
+        const auto block = st->block_of(slots[1]);
+        st->active[tiny].clear(block);
+        st->allocated[tiny].clear(block);
+        st->free_blocks.set(block);
+        break;
+      }
     }
   }
 };
@@ -261,6 +281,41 @@ TEST_F(SoaAppendixA, BlockEmptiedAfterItWasSelected) {
   EXPECT_EQ(heap_.count<Tiny>(), 0u);
   EXPECT_EQ(heap_.check_consistency(), "");
   EXPECT_NE(run(Step::kNewTiny), 0u) << "the allocation searches again and succeeds";
+  EXPECT_EQ(heap_.check_consistency(), "");
+}
+
+// An object destroyed twice, the second time while another thread deletes
+// its emptied block: the deleter's invalidation has set every free slot's
+// allocation bit, the object's included, and has not yet freed the block.
+// The second destroy must be reported and change nothing. It used to look
+// like the free of a live object in a full block and activated the block,
+// waiting for ever here (the block's active bit was still set), and on the
+// GPU (where the deleter goes on) a later initialisation of the block waited
+// for ever instead: an object of a do-all that destroyed itself twice hung.
+TEST_F(SoaAppendixA, SecondDestroyWhileTheBlockIsDeleted) {
+  const std::uint64_t p = run(Step::kNewTiny);
+  const std::uint64_t q = run(Step::kNewTiny);
+  ASSERT_NE(p, 0u);
+  ASSERT_NE(q, 0u);
+  std::uint64_t v[3] = {p, q, 0};
+  slots_.copy_from_host(v, 3);
+  ASSERT_EQ(heap_.allocated_blocks(), 1u) << "both objects share a block";
+  run(Step::kDestroyFirst);  // the first destroy of p
+  EXPECT_NO_THROW(heap_.check_errors());
+  EXPECT_EQ(run(Step::kEmptyAndInvalidate), dynasoar::soa::padding_bits(64))
+      << "the deleter found the block empty: it is the block's";
+  run(Step::kDestroyFirst);  // p again, between the deleter's two halves
+  run(Step::kFinishDeletion);
+  try {
+    heap_.check_errors();
+    ADD_FAILURE() << "the second destroy was not reported";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("destroyed twice"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(heap_.allocated_blocks(), 0u);
+  EXPECT_EQ(heap_.count<Tiny>(), 0u);
+  EXPECT_EQ(heap_.check_consistency(), "");
+  for (int i = 0; i < 3; ++i) EXPECT_NE(run(Step::kNewTiny), 0u) << "the freed block serves again";
   EXPECT_EQ(heap_.check_consistency(), "");
 }
 
