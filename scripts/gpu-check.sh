@@ -7,7 +7,7 @@
 #   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
 #             and the README example on every back end (readme_example_*)
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on every *_test binary,
-#             SANITIZE_JOBS (8) runs at a time, with DYNASOAR_TEST_SMALL=1 (the tests'
+#             SANITIZE_JOBS (8) runs at a time, with DYNASOAR_SANITIZER=1 (the tests'
 #             smaller cases), DYNASOAR_STRESS_ROUNDS=SANITIZE_ROUNDS (40) and a limit of
 #             SANITIZE_TIMEOUT (300) s per run
 #   bench     bitmap_bench, soa_bench, cmalloc_bench, backend_bench (or those in BENCHES), CSVs in OUT_DIR
@@ -87,7 +87,7 @@ run_tests() {
 }
 
 # One compute-sanitizer run: TOOL over one test binary, its line to
-# OUT/sanitize-TOOL-NAME.txt. DYNASOAR_TEST_SMALL=1 makes the tests run their
+# OUT/sanitize-TOOL-NAME.txt. DYNASOAR_SANITIZER=1 makes the tests run their
 # smaller cases (fewer workers; the stress tests' rounds from SANITIZE_ROUNDS);
 # a run stops after SANITIZE_TIMEOUT seconds and then counts as a failure.
 sanitize_one() {
@@ -98,7 +98,7 @@ sanitize_one() {
   # kernel with no code of this project (docs/results.md, "The CudaMalloc
   # finding"): that one test leaves memcheck's run.
   [[ $tool == memcheck && $name == cmalloc_test ]] && filter='-*CudaMalloc.FreedMemoryIsReusedWithoutOverlap'
-  DYNASOAR_TEST_SMALL=1 DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} timeout "${SANITIZE_TIMEOUT:-300}" \
+  DYNASOAR_SANITIZER=1 DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} timeout "${SANITIZE_TIMEOUT:-300}" \
     compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" >"$log" 2>&1; rc=$?
   {
     ((rc == 124)) && echo "compute-sanitizer $tool $name: TIMED OUT after ${SANITIZE_TIMEOUT:-300} s"

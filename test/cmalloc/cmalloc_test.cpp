@@ -202,10 +202,10 @@ constexpr std::uint64_t kSec6PoolBytes =
 template <class Alloc>
 class CMallocConformance : public ::testing::Test {
  protected:
-  // 8192 on the GPU; 1024 under compute-sanitizer (test::small_cases()).
+  // 8192 on the GPU; 1024 under compute-sanitizer (test::under_sanitizer()).
   static std::size_t workers() {
     if (!platform::kCudaBuild) return 16;
-    return test::small_cases() ? 1024 : 8192;
+    return test::under_sanitizer() ? 1024 : 8192;
   }
   // CUDA's device heap cannot grow once a kernel has allocated: size it for
   // the suite's largest pool before the first test does.

@@ -1,8 +1,8 @@
-// Whether this test binary is built with ThreadSanitizer or AddressSanitizer
-// (GCC's macros; Clang's __has_feature): tests that are slow under them run
-// a smaller case there, and say so. small_cases() is also true when the
-// environment sets DYNASOAR_TEST_SMALL=1, as scripts/gpu-check.sh does for
-// its compute-sanitizer runs (the tool slows kernels 10-100x).
+// Whether this test binary runs under a sanitizer: built with ThreadSanitizer
+// or AddressSanitizer (GCC's macros; Clang's __has_feature), or run under
+// compute-sanitizer by scripts/gpu-check.sh, which sets DYNASOAR_SANITIZER=1.
+// Tests that are slow there run a smaller case, and tests of a pattern the
+// tools report by design (a read of freed memory) skip it, and say so.
 #pragma once
 
 #include <cstdlib>
@@ -22,8 +22,8 @@ inline constexpr bool kSanitized = false;
 inline constexpr bool kSanitized = false;
 #endif
 
-inline bool small_cases() {
-  const char* env = std::getenv("DYNASOAR_TEST_SMALL");
+inline bool under_sanitizer() {
+  const char* env = std::getenv("DYNASOAR_SANITIZER");
   return kSanitized || (env != nullptr && std::strcmp(env, "1") == 0);
 }
 
