@@ -248,6 +248,9 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
     host.error = error_.data();
+    initializing_ = platform::Buffer<unsigned>(1);
+    initializing_.zero(s);
+    host.initializing = initializing_.data();
     host.free_blocks = free_blocks_->ref();
     for (std::size_t t = 0; t < kNumTypes; ++t) {
       host.capacity[t] = Registry::kCapacityById[t];
@@ -530,6 +533,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   platform::Buffer<std::uint64_t> heap_;
   platform::Buffer<soa::HeapState> state_;
   platform::Buffer<unsigned> error_;
+  platform::Buffer<unsigned> initializing_;  // HeapState::initializing
   std::unique_ptr<HierarchicalBitmap> free_blocks_;
   std::unique_ptr<HierarchicalBitmap> allocated_[kNumTypes];
   std::unique_ptr<HierarchicalBitmap> active_[kNumTypes];

@@ -65,6 +65,11 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_add(T* p, T v, memory_order o = 
 }
 
 template <class T>
+DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_sub(T* p, T v, memory_order o = relaxed) {
+  return atomic_ref<T>(*p).fetch_sub(v, o);
+}
+
+template <class T>
 DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_exchange(T* p, T v, memory_order o = relaxed) {
   return atomic_ref<T>(*p).exchange(v, o);
 }

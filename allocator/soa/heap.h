@@ -62,6 +62,10 @@ struct HeapState {
   std::uint64_t block_bytes;
   HeapOptions options;
   unsigned* error;  // HeapError flags, raised by any thread
+  // Threads between taking a free block and making it active (in
+  // initialize_block, for a block that will have free slots). While there
+  // are any, a `new` that finds no slot is not out of memory yet.
+  unsigned* initializing;
   BitmapRef free_blocks;
   BitmapRef allocated[kMaxTypes];  // per type: blocks of exactly this type
   BitmapRef active[kMaxTypes];     // per type: allocated blocks with a free slot
@@ -188,12 +192,16 @@ struct HeapState {
 
   // --- the steps ---------------------------------------------------------------------
 
+  /// Searches again after one that found no slot, before `new` fails.
+  static constexpr int kOutOfMemoryLooks = 4;
+
   /// Leader of a group: reserves between 1 and `wanted` slots in one block of
   /// `type`; `block` is kNoBit when the heap is out of memory.
   DYNASOAR_HD void reserve_for_group(unsigned type, unsigned cap, unsigned wanted, std::uint64_t& seed,
                                      bit_index& block, word& got) const {
     // Without rotation every thread searches from the same position (seed 0).
     const bool rotate = options.rotate;
+    int looks = 0;
     for (;; seed = rotate ? platform::mix64(seed + 1) : 0) {
       block = kNoBit;
       for (int r = 0; r < options.active_retries && block == kNoBit; ++r)
@@ -204,7 +212,23 @@ struct HeapState {
       // up early under contention, and the upper levels may lag). Without
       // this, a heap sized for exactly n objects could fail the n-th.
       if (block == kNoBit) block = active[type].scan_for_set(seed);
-      if (block == kNoBit) return;  // out of memory
+      if (block == kNoBit) {
+        // Nor while another thread has taken the last free block and not yet
+        // made it active: wait until no block is being initialised and look
+        // again, a few times (a block taken during our look may need
+        // another). Seen under compute-sanitizer racecheck, whose schedule
+        // stretches that window: a heap 8 blocks larger than its 20 000
+        // objects reported itself full. Progress: the threads counted run
+        // initialize_block, which waits for no thread that waits here, and
+        // every thread counts itself only for a bounded number of looks, so
+        // the count reaches 0; a heap that is full reports it after
+        // kOutOfMemoryLooks looks.
+        if (looks++ == kOutOfMemoryLooks) return;  // out of memory
+        platform::thread_fence();
+        while (platform::atomic_load(initializing) != 0) platform::spin_pause();
+        platform::thread_fence();
+        continue;
+      }
       got = claim_slots(block, type, wanted, seed);
       if (got != 0) return;
     }
@@ -263,6 +287,13 @@ struct HeapState {
   /// this way), and a block born full is not active.
   DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed,
                                          word taken = 0) const {
+    // Counted before the block is taken (the fence orders the two), so a
+    // thread that then finds no free block also sees the count.
+    const bool counted = taken != kAllSlots;
+    if (counted) {
+      platform::atomic_fetch_add(initializing, 1u);
+      platform::thread_fence();
+    }
     bit_index block = kNoBit;
     for (; block == kNoBit; ++seed) {
       block = free_blocks.try_find_and_clear(seed);
@@ -274,7 +305,10 @@ struct HeapState {
       // the truth, decides before we report the heap full.
       if (platform::atomic_load(free_blocks.level_data(free_blocks.levels() - 1)) == 0) {
         block = free_blocks.scan_and_clear(seed);
-        if (block == kNoBit) return kNoBit;
+        if (block == kNoBit) {
+          if (counted) platform::atomic_fetch_sub(initializing, 1u, platform::release);
+          return kNoBit;
+        }
       }
     }
     BlockHeader* h = header(block);
@@ -290,6 +324,7 @@ struct HeapState {
     platform::atomic_store(&h->allocation, initial, platform::release);
     allocated[type].set(block);
     if (initial != kAllSlots) active[type].set(block);
+    if (counted) platform::atomic_fetch_sub(initializing, 1u, platform::release);  // after the set
     return block;
   }
 

@@ -194,6 +194,62 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
   EXPECT_EQ(heap.check_consistency(), "");
 }
 
+// Workers that make `per_worker` Tiny objects each, in a heap with exactly
+// enough slots for all of them.
+struct FillExactly {
+  StressAlloc alloc;
+  std::uint64_t* pointers;
+  unsigned long long* failed;
+  std::size_t workers_wanted;
+  int per_worker;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    for (int k = 0; k < per_worker; ++k) {
+      const std::size_t i = w * static_cast<std::size_t>(per_worker) + static_cast<std::size_t>(k);
+      pointers[i] = create(alloc, 0, i);
+      if (pointers[i] == 0) dynasoar::platform::atomic_fetch_add(failed, 1ull);
+    }
+  }
+};
+
+// A heap filled to its last slot, over and over: no `new` may fail, even
+// while other threads hold the last free blocks between taking them and
+// making them active (HeapState::initializing). Under compute-sanitizer
+// racecheck's schedule a heap with 8 blocks to spare reported itself full.
+TEST(SoaStress, HeapFilledToTheLastSlotNeverReportsFull) {
+  constexpr bool gpu = dynasoar::platform::kCudaBuild;
+  const std::size_t blocks = gpu ? 4096 : 64;
+  const int per_worker = gpu ? 8 : 64;
+  const std::size_t objects = blocks * 64;  // Tiny: 64 per block
+  const std::size_t workers = objects / static_cast<std::size_t>(per_worker);
+  Handle heap(Handle::kBlockBytes * blocks);
+  ASSERT_EQ(heap.num_blocks(), blocks);
+  Buffer<std::uint64_t> pointers(objects);
+  Buffer<unsigned long long> failed(1);
+  const int rounds = dynasoar::test::stress_rounds(gpu ? 16 : 400);
+  for (int r = 0; r < rounds; ++r) {
+    SCOPED_TRACE("round " + std::to_string(r));
+    failed.zero();
+    dynasoar::platform::parallel_workers(
+        workers, FillExactly{heap.device(), pointers.data(), failed.data(), workers, per_worker});
+    dynasoar::platform::synchronize();
+    unsigned long long f = 0;
+    failed.copy_to_host(&f, 1);
+    ASSERT_EQ(f, 0u) << "allocations failed in a heap with a slot for each";
+    ASSERT_NO_THROW(heap.check_errors());
+    ASSERT_EQ(heap.count<Tiny>(), objects);
+    std::vector<Held> held(objects);
+    const std::vector<std::uint64_t> p = pointers.to_vector();
+    for (std::size_t i = 0; i < objects; ++i) held[i] = {p[i], i};
+    Buffer<Held> device_held(objects);
+    device_held.copy_from_host(held.data(), objects);
+    dynasoar::platform::parallel_for(objects, DestroyAll{heap.device(), device_held.data()});
+    dynasoar::platform::synchronize();
+    ASSERT_EQ(heap.allocated_blocks(), 0u);
+  }
+  EXPECT_EQ(heap.check_consistency(), "");
+}
+
 
 // --- The contention scenarios of App. A, step by step --------------------------------
 //
