@@ -14,7 +14,8 @@
 // 3. registers: registers of a kernel with one allocation and one free per
 //    thread (the paper's Table 1, uncoalesced column).
 // 4. fill: 1 024 threads request 72 bytes (backend_bench's 64-byte object
-//    and its header) until malloc returns nullptr, in a fresh 64 MiB pool:
+//    and its header) until malloc returns nullptr, in a fresh 64 MiB pool
+//    (--fill-mib: other sizes, to show how the time grows with the pool):
 //    one timed fill to exhaustion (it cannot be repeated on a full pool),
 //    with the utilisation reached. Not for CUDA malloc, whose heap is sized
 //    once for the survey (backend_bench fills it), nor AWMalloc, which wraps.
@@ -32,6 +33,7 @@
 // Usage: cmalloc_bench [--quick] [--csv FILE] [--only survey|generic|registers|fill]...
 //                      [--allocator NAME]...
 //                      [--heaps-per-sm N]... (multi-offset survey pools; default 1)
+//                      [--fill-mib 4|8|16|32|64]... (pools of the fill; default 64)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -202,6 +204,7 @@ std::string row(const std::string& bench, const std::string& impl, const std::st
 struct Options {
   bool quick = false;
   std::vector<unsigned> heaps_per_processor{1};  // survey of the multi-offset variants
+  std::vector<unsigned> fill_mib{64};             // pool sizes of the fill
 };
 
 // --- 1. survey ---------------------------------------------------------------------------
@@ -394,10 +397,10 @@ void registers(dynasoar::bench::Csv& csv) {
 // --- 4. fill to exhaustion ------------------------------------------------------------------
 
 template <class Alloc>
-void fill(dynasoar::bench::Csv& csv) {
+void fill(dynasoar::bench::Csv& csv, unsigned mib) {
   if (std::string(Alloc::kName) == "AWMalloc") return;  // wraps instead of running out (Sec. 5.1)
   if constexpr (!Alloc::kDeviceHeap) {
-    constexpr std::uint64_t kPool = std::uint64_t{64} << 20;
+    const std::uint64_t kPool = std::uint64_t{mib} << 20;
     constexpr std::uint64_t kBytes = 72;
     constexpr unsigned kThreads = 1024;
     PoolHandle<Alloc> pool(kPool);
@@ -416,7 +419,8 @@ void fill(dynasoar::bench::Csv& csv) {
     const bool full = pool.out_of_memory();
     pool.clear_errors();
     const double pct = 100.0 * static_cast<double>(n * kBytes) / static_cast<double>(pool.bytes());
-    csv.line(row("fill", Alloc::kName, "72B_1024_threads", std::max<std::uint64_t>(n, 1), t,
+    const std::string config = "72B_1024_threads" + (mib == 64 ? std::string() : "_" + std::to_string(mib) + "MiB");
+    csv.line(row("fill", Alloc::kName, config, std::max<std::uint64_t>(n, 1), t,
                  "utilisation_percent=" + fmt(pct, "%.2f") +
                      (full ? " stopped_by_nullptr" : " NOT_FULL") + stats_notes(std::max<std::uint64_t>(n, 1))));
   }
@@ -430,7 +434,8 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
   if (only.wants("registers")) registers<Alloc>(csv);
   if (only.wants("survey")) survey<Alloc>(csv, o);
   if (only.wants("generic")) generic<Alloc>(csv, o);
-  if (only.wants("fill")) fill<Alloc>(csv);
+  if (only.wants("fill"))
+    for (const unsigned mib : o.fill_mib) fill<Alloc>(csv, mib);
 }
 
 }  // namespace
@@ -443,13 +448,18 @@ int main(int argc, char** argv) {
       {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
       {}};
   dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
-  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &heaps})) return 2;
+  dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64"}, {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &heaps, &fill_mib})) return 2;
   Options o;
   o.quick = args.quick;
   if (!heaps.chosen.empty()) {
     o.heaps_per_processor.clear();
     for (const std::string& h : heaps.chosen)
       o.heaps_per_processor.push_back(static_cast<unsigned>(std::stoul(h)));
+  }
+  if (!fill_mib.chosen.empty()) {
+    o.fill_mib.clear();
+    for (const std::string& m : fill_mib.chosen) o.fill_mib.push_back(static_cast<unsigned>(std::stoul(m)));
   }
   const std::string csv_path = args.csv;
   try {
