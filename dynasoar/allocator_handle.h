@@ -493,8 +493,8 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   // the device (the block count is known only on the device). Sizing the
   // grid by each kernel's occupancy instead (1600 resident threads per
   // multiprocessor for wa-tor's 40-register updates, so no second wave) was
-  // measured slower on the H100: wa-tor 491 -> 508 ms, game of life 344 ->
-  // 356 ms.
+  // measured slower on wa-tor and the game of life (docs/history.md, "The
+  // do-all gap").
   std::size_t do_all_threads(unsigned cap) const {
     const std::size_t want =
         platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();

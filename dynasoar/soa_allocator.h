@@ -45,7 +45,8 @@ namespace soa {
 /// Threads per thread block of the do-all kernels (allocator_handle.h).
 /// Small blocks, because a do-all over few objects occupies only the first
 /// (objects / block size) blocks, and 256-thread blocks left most
-/// multiprocessors idle: n-body's 20 000 bodies ran on 79 of an H100's 132.
+/// multiprocessors idle (n-body's bodies used about 60 % of them;
+/// docs/history.md, "Do-all thread blocks").
 /// Two warps per block still allow full occupancy on current GPUs (32
 /// resident blocks per multiprocessor).
 inline constexpr unsigned kDoAllBlockThreads = 64;
@@ -69,8 +70,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   static constexpr const char* kBackendName = "dynasoar";
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
-  /// on the H100 n-body's force loop took 56 s staged against 10.9 s
-  /// unstaged (20 000 bodies, 3000 steps); see docs/history.md.
+  /// n-body's force loop took five times as long staged as unstaged
+  /// (docs/history.md, "The staged device_do").
   static constexpr bool kStagedWalk = DYNASOAR_STAGED_DEVICE_DO != 0;
 
   SoaAllocator() = default;
@@ -128,7 +129,7 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
       // One block behind: a block's allocation bitmap is loaded (from L2: an
       // atomic load) before the previous block is visited, so its latency
       // hides behind that block's objects instead of stalling the walk at
-      // every block (n-body on the H100: 5.28 s -> 4.37 s). The class is
+      // every block (docs/history.md, "n-body and the walk"). The class is
       // read after the bitmap: a block emptied and handed to another class
       // since the walk found it is skipped rather than visited as a T (its
       // class can still change while the walk is one block behind, as it
@@ -188,8 +189,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   /// visit(slot) for every slot set in `live`, in ascending order; a full
   /// block takes a counted loop, which the compiler unrolls and whose field
   /// addresses advance by a constant. Unrolled 8 times: more independent
-  /// loads in flight per thread (n-body on the H100: 4.37 s -> 3.90 s
-  /// against 4 times).
+  /// loads in flight per thread; faster than 4 times on n-body
+  /// (docs/history.md, "n-body and the walk of device_do").
   template <unsigned kCap, class V>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static void for_each_live_slot(soa::word live, V&& visit) {
     if (live == ~soa::padding_bits(kCap)) {

@@ -430,8 +430,9 @@ struct CircularMalloc {
   static constexpr std::uint64_t kGroupHops = 4096;
   static constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
   /// How far ahead of a walk the offset must be for the walk to follow it:
-  /// 256 KiB (chosen on the H100 among following every move, 64, 1024 and
-  /// 16384 granules, and never; bench/results/2026-11-24-h100-cmalloc-walk/).
+  /// 256 KiB (chosen among following every move, 64, 1024 and 16384
+  /// granules, and never; docs/history.md, "The collapse under a million
+  /// requests").
   static constexpr std::uint32_t kFollowGranules = 16384;
 
   /// Alg. 3: walks the list from the home offset for a free chunk of at
