@@ -20,6 +20,7 @@
 #include "example/barnes_hut/rules.h"
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "platform/atomic.h"
 #include "platform/executor.h"
 #include "platform/memory.h"
@@ -364,24 +365,15 @@ RunReport run(const Config& c) {
     f.cells = out.to_vector(stream);
     return f;
   };
-  if (frame_due(c, 0)) c.on_frame(copy_state(0));
-
   PhaseTimer timer(stream);
-  timer.start();
   timing = &timer;
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int) {
     platform::parallel_for(n, Forces{a, forces}, stream);
     timer.mark("forces");
     platform::parallel_for(n, Move{a, c.physics}, stream);
     timer.mark("move");
     cells = build();
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      c.on_frame(copy_state(step));
-      timer.resume();
-    }
-  }
+  }, [&](int step) { c.on_frame(copy_state(step)); });
   RunReport r =
       make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
   timing = nullptr;

@@ -56,6 +56,7 @@
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 
 namespace dynasoar::example::barnes_hut {
 namespace {
@@ -537,14 +538,11 @@ RunReport run(const Config& c) {
     f.cells = out.to_vector(stream);
     return f;
   };
-  if (frame_due(c, 0)) c.on_frame(copy_state(0));
-
   PhaseTimer timer(stream);
   const double enumeration_before = enumeration_seconds(heap);
   int rounds = 0, most_rounds = 0;
-  timer.start();
   timing = &timer;
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int step) {
     heap.parallel_do_async<Body, &Body::compute_force>(w);
     timer.mark("forces");
     heap.parallel_do_async<Body, &Body::move>(w);
@@ -552,13 +550,7 @@ RunReport run(const Config& c) {
     const int r = update_tree(step);
     rounds += r;
     most_rounds = std::max(most_rounds, r);
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      c.on_frame(copy_state(step));
-      timer.resume();
-    }
-  }
+  }, [&](int step) { c.on_frame(copy_state(step)); });
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());
   timing = nullptr;

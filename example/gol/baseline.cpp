@@ -9,6 +9,7 @@
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
 #include "example/gol/rules.h"
@@ -60,21 +61,12 @@ RunReport run(const Config& c) {
     mark_candidates(f);
     c.on_frame(f);
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(stream);
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int) {
     platform::parallel_for(n, Step{grid, now, next}, stream);
     timer.mark("step");
     std::swap(now, next);
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
   platform::Buffer<unsigned long long> sums(2);

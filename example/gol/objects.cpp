@@ -20,6 +20,7 @@
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
 #include "example/gol/rules.h"
@@ -177,11 +178,8 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::write_frame>(states.data());
     c.on_frame(Frame{step, c.width, c.height, states.to_vector(heap.stream())});
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(heap.stream());
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int step) {
     const World w{grid, cells.data(), heap.device()};
     heap.parallel_do_async<Alive, &Alive::prepare>(w);
     heap.parallel_do_async<Candidate, &Candidate::prepare>(w);
@@ -192,13 +190,7 @@ RunReport run(const Config& c) {
     heap.parallel_do_async<Alive, &Alive::create_candidates>(w);
     timer.mark("new candidates");
     check_heap_now_and_then(heap, step, c.steps);
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

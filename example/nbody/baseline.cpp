@@ -10,6 +10,7 @@
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
 #include "platform/atomic.h"
@@ -175,11 +176,8 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, WriteFrame{a, c.physics, c.seed, bodies.data()}, stream);
     c.on_frame(Frame{step, c.collisions, bodies.to_vector(stream)});
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(stream);
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int) {
     if (c.collisions)
       platform::parallel_for(n, Forces<true>{a, c.physics}, stream);
     else
@@ -194,13 +192,7 @@ RunReport run(const Config& c) {
       platform::parallel_for(n, TakeIn{a}, stream);
       timer.mark("merge");
     }
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
   platform::Buffer<double> sum(1);

@@ -12,6 +12,7 @@
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
 
@@ -160,11 +161,8 @@ RunReport run(const Config& c) {
     heap.parallel_do<Body, &Body::write_frame>(bodies.data(), c.physics, c.seed);
     c.on_frame(Frame{step, c.collisions, bodies.to_vector(heap.stream())});
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(heap.stream());
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int) {
     const World w{c.physics, heap.device()};
     heap.parallel_do_async<Body, &Body::compute_force>(w);
     timer.mark("forces");
@@ -177,13 +175,7 @@ RunReport run(const Config& c) {
       heap.parallel_do_async<Body, &Body::take_in>(w);
       timer.mark("merge");
     }
-    if (c.on_step) c.on_step(step);
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

@@ -13,6 +13,7 @@
 
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
 #include "platform/atomic.h"
@@ -182,12 +183,9 @@ RunReport run(const Config& c) {
     for (std::size_t i = 0; i < k.size(); ++i) f.cells[i] = static_cast<std::uint8_t>(k[i]);
     c.on_frame(f);
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(stream);
   double traced_ms = 0;  // --trace: total up to the last step
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int step) {
     grid.step = step;
     platform::parallel_for(n, FishPrepare{grid, a}, stream);
     timer.mark("fish prepare");
@@ -202,7 +200,6 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, SharkUpdate{grid, a}, stream);
     platform::parallel_for(n, SharkStarve{a}, stream);
     timer.mark("shark update");
-    if (c.on_step) c.on_step(step);
     if (c.on_trace) {
       const double total = timer.total_ms();  // waits for the step
       timer.pause();
@@ -216,12 +213,7 @@ RunReport run(const Config& c) {
       c.on_trace(t);
       timer.resume();
     }
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, "baseline", device_description(), timer.total_ms(), timer.phases_ms());
   const std::vector<unsigned long long> s = count_agents(a, n, stream);

@@ -11,6 +11,7 @@
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/phase_timer.h"
+#include "example/common/run_loop.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
 
@@ -236,13 +237,10 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::write_frame>(kinds.data());
     c.on_frame(Frame{step, c.width, c.height, kinds.to_vector(heap.stream())});
   };
-  if (frame_due(c, 0)) send_frame(0);
-
   PhaseTimer timer(heap.stream());
   const double enumeration_before = enumeration_seconds(heap);
   double traced_ms = 0, traced_registry_s = enumeration_before;  // --trace: totals up to the last step
-  timer.start();
-  for (int step = 1; step <= c.steps; ++step) {
+  run_steps(c, timer, [&](int step) {
     grid.step = step;
     // snippet-begin: step
     const World w{grid, cells.data(), heap.device()};
@@ -260,7 +258,6 @@ RunReport run(const Config& c) {
     timer.mark("shark update");
     check_heap_now_and_then(heap, step, c.steps);
     // snippet-end: step
-    if (c.on_step) c.on_step(step);
     if (c.on_trace) {
       const double total = timer.total_ms();  // waits for the step
       timer.pause();
@@ -269,12 +266,7 @@ RunReport run(const Config& c) {
       traced_registry_s = enumeration_seconds(heap);
       timer.resume();
     }
-    if (frame_due(c, step)) {
-      timer.pause();
-      send_frame(step);
-      timer.resume();
-    }
-  }
+  }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

@@ -1,0 +1,29 @@
+// The step loop every simulation shares, on the heap and in its baseline.
+#pragma once
+
+#include "example/common/phase_timer.h"
+
+namespace dynasoar::example {
+
+/// Runs `c.steps` steps of a simulation. Before the first step and after
+/// each one where the example's `frame_due(c, step)` says so, `send_frame(step)`
+/// gives the viewer its copy; that copy counts towards no phase of `timer`.
+/// `step(s)` queues step s's kernels and marks their phases on `timer`;
+/// `c.on_step(s)` (progress output), if set, follows it. Returns once every
+/// step is queued: the timer's totals wait for the work.
+template <class Config, class Step, class SendFrame>
+void run_steps(const Config& c, PhaseTimer& timer, Step&& step, SendFrame&& send_frame) {
+  if (frame_due(c, 0)) send_frame(0);
+  timer.start();
+  for (int s = 1; s <= c.steps; ++s) {
+    step(s);
+    if (c.on_step) c.on_step(s);
+    if (frame_due(c, s)) {
+      timer.pause();
+      send_frame(s);
+      timer.resume();
+    }
+  }
+}
+
+}  // namespace dynasoar::example
