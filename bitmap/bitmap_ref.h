@@ -31,11 +31,13 @@ inline constexpr bit_index kMaxBitmapCapacity = 0xFFFFFFFEu;
 /// Enough levels for kMaxBitmapCapacity bits: 2^32 bits -> 2^26 -> 2^20 -> 2^14 -> 2^8 -> 4 -> 1 container.
 inline constexpr int kMaxBitmapLevels = 6;
 
-// Like a pointer, the handle is const while the bits it refers to change:
-// every operation is a const member and copies of a handle share the bits.
+/// Like a pointer, the handle is const while the bits it refers to change:
+/// every operation is a const member and copies of a handle share the bits.
 class BitmapRef {
  public:
+  /// One container: 64 bits of one level.
   using word = std::uint64_t;
+  /// Bits per container.
   static constexpr unsigned kWordBits = 64;
 
   BitmapRef() = default;
@@ -199,10 +201,12 @@ class BitmapRef {
     return offset;
   }
 
+  /// Containers needed for `bits` bits (`bits` / 64, rounded up).
   DYNASOAR_HD static bit_index words_for(bit_index bits) {
     return static_cast<bit_index>((static_cast<std::uint64_t>(bits) + kWordBits - 1) / kWordBits);
   }
 
+  /// The mask of bit `pos` within its container.
   DYNASOAR_HD static word bit_mask(std::uint64_t pos) { return word{1} << (pos % kWordBits); }
 
  private:

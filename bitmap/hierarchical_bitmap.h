@@ -17,9 +17,13 @@
 
 namespace dynasoar {
 
+/// The owning host object of a hierarchical bitmap (Sec. 4.1): it holds the
+/// containers and scratch space and runs the bulk operations; kernels use ref().
 class HierarchicalBitmap {
  public:
+  /// One container of 64 bits.
   using word = BitmapRef::word;
+  /// The stream that orders the asynchronous operations.
   using Stream = platform::Stream;
 
   /// Initial state of every bit.
@@ -51,7 +55,9 @@ class HierarchicalBitmap {
   /// concurrently with each other, but not with fill() or enumerate().
   BitmapRef ref() const { return ref_; }
 
+  /// Number of bits (valid positions are [0, capacity())).
   bit_index capacity() const { return ref_.capacity(); }
+  /// Number of levels, 1 for capacities up to 64.
   int levels() const { return ref_.levels(); }
 
   /// Bytes of back-end memory this object owns (containers and scratch).

@@ -37,10 +37,15 @@ namespace soa {
 /// Copies the allocation bitmaps of the listed blocks to their iteration
 /// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
 struct SnapshotBlocks {
+  /// The heap (device memory) whose block headers get their snapshot.
   HeapState* state;
+  /// The class's block list, as list_blocks wrote it.
   const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
+  /// Type id of the class whose live slots are copied.
   unsigned type;
+  /// Worker `worker` of `workers` takes every workers-th entry of the list. Host and device.
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     const bit_index n = *count;
     for (std::size_t k = worker; k < n; k += workers)
@@ -61,13 +66,19 @@ struct SnapshotBlocks {
 /// block size travel in the kernel parameters.
 template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
 struct DoAll {
+  /// Address of block 0 of the heap.
   std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
   std::uint64_t block_bytes;
+  /// The class's block list (device memory).
   const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
-  std::size_t threads;  // a multiple of kCapacity
+  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity.
+  /// The method's arguments, copied into the kernel parameters.
   Pack args;
 
+  /// Thread t's share of the do-all: slot t % kCapacity of every stride-th listed block.
   DYNASOAR_HD void operator()(std::size_t t) const {
     const unsigned slot = static_cast<unsigned>(t % kCapacity);
     const std::size_t stride = threads / kCapacity;
@@ -91,11 +102,16 @@ struct DoAll {
 /// it is read once per block.
 template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
 struct HostDoAll {
+  /// Address of block 0 of the heap.
   std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
   std::uint64_t block_bytes;
+  /// The class's block list (host memory in this build).
   const bit_index* blocks;
+  /// The method's arguments.
   Pack args;
 
+  /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
   void operator()(std::size_t begin, std::size_t end) const {
     for (std::size_t k = begin; k < end; ++k) {
       const std::uint64_t block =
@@ -121,10 +137,15 @@ struct HostDoAll {
 /// slots scattered: its do-alls ran half-empty warps and device_do took the
 /// slow path for partial blocks.
 struct ClaimFullBlocks {
+  /// The heap (device memory) to take free blocks from.
   HeapState* state;
+  /// Out: the block claimed by worker g, or kNoBit, at blocks[g].
   bit_index* blocks;
+  /// Type id of the class the blocks are claimed for.
   unsigned type;
+  /// Slots per block of that class.
   unsigned cap;
+  /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
   DYNASOAR_HD void operator()(std::size_t g) const {
     blocks[g] = state->initialize_block(type, cap, platform::mix64(g), kAllSlots);
   }
@@ -137,12 +158,19 @@ struct ClaimFullBlocks {
 /// blocks and raises the out-of-memory flag only when there are none.
 template <class Alloc, class T, class Pack, unsigned kType, unsigned kCapacity>
 struct ConstructInBlocks {
+  /// The device allocator, for the objects that found no claimed block.
   Alloc alloc;
+  /// Address of block 0 of the heap.
   std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
   std::uint64_t block_bytes;
+  /// The blocks the first step claimed (kNoBit where none was free).
   const bit_index* blocks;
+  /// Number of entries of `blocks`.
   std::size_t groups;
+  /// The constructor's arguments after the index.
   Pack args;
+  /// Constructs object i; on out of memory it makes nothing (the flag is raised). Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     const std::size_t g = i / kCapacity;
     const bit_index b = g < groups ? blocks[g] : kNoBit;
@@ -160,11 +188,17 @@ struct ConstructInBlocks {
 
 /// Live objects of the listed blocks, added to *total.
 struct CountObjects {
+  /// The heap (device memory) whose blocks are counted.
   HeapState* state;
+  /// The class's block list, as list_blocks wrote it.
   const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
+  /// Type id of the class whose objects are counted.
   unsigned type;
+  /// The sum the workers add their counts to (zeroed by the caller).
   unsigned long long* total;
+  /// Worker `worker` of `workers` counts every workers-th listed block. Host and device.
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     const bit_index n = *count;
     unsigned long long mine = 0;
@@ -176,8 +210,11 @@ struct CountObjects {
 
 /// Copies every block header (consistency checks).
 struct GatherHeaders {
+  /// The heap (device memory) whose headers are read.
   HeapState* state;
+  /// Out: one header per block of the heap.
   BlockHeader* out;
+  /// Copies the header of block b. Host and device.
   DYNASOAR_HD void operator()(std::size_t b) const {
     out[b] = *state->header(static_cast<bit_index>(b));
   }
@@ -192,9 +229,13 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   friend class HandleOps<SoaHandle>;
 
  public:
+  /// The device allocator type this handle owns the heap of.
   using Allocator = Alloc;
+  /// The compile-time table of the allocator's classes (ids, capacities, layouts).
   using Registry = typename Alloc::Registry;
+  /// Where the handle queues its work: a CUDA stream, or an empty tag in a host build.
   using Stream = platform::Stream;
+  /// Number of registered classes, abstract ones included.
   static constexpr std::size_t kNumTypes = Registry::kNumTypes;
   static_assert(Registry::check());
 
@@ -287,8 +328,11 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// The handle for kernels (pass by value).
   Alloc device() const { return Alloc(state_.data()); }
 
+  /// Blocks of the heap (free and allocated).
   bit_index num_blocks() const { return num_blocks_; }
+  /// Bytes of the heap: its blocks, without the bitmaps.
   std::uint64_t heap_bytes() const { return static_cast<std::uint64_t>(num_blocks_) * kBlockBytes; }
+  /// The stream every operation of this handle is queued on.
   Stream stream() const { return stream_; }
 
   /// parallel_do without waiting: everything is queued on the handle's

@@ -28,7 +28,9 @@ namespace dynasoar::backend {
 
 /// The SOA object heap (DynaSOAr).
 struct Dynasoar {
+  /// Name of the back end in messages and reports.
   static constexpr const char* kName = "dynasoar";
+  /// The allocator of this back end for the classes Ts.
   template <class... Ts>
   using Allocator = SoaAllocator<Ts...>;
 };
@@ -36,7 +38,9 @@ struct Dynasoar {
 /// Objects on a raw byte allocator of allocator/cmalloc.
 template <class Raw>
 struct Bytes {
+  /// Name of the back end in messages and reports: the raw allocator's name.
   static constexpr const char* kName = Raw::kName;
+  /// The allocator of this back end for the classes Ts.
   template <class... Ts>
   using Allocator = ByteAllocator<Raw, Ts...>;
 };

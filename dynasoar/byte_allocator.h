@@ -34,12 +34,19 @@ class ByteHandle;
 template <class Raw, class... Ts>
 class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
  public:
+  /// The registered classes, in the order that gives their type ids.
   using Types = soa::TypeList<Ts...>;
+  /// The compile-time table of those classes (ids, subclasses, field layouts).
   using Registry = soa::Registry<Types>;
+  /// The root class user classes derive from (`AllocatorT::Base`).
   using Base = Object<ByteAllocator>;
+  /// The raw allocator the objects are allocated with.
   using RawAllocator = Raw;
+  /// The host handle that owns the pool and the registry (dynasoar/byte_handle.h).
   using Handle = ByteHandle<ByteAllocator>;
+  /// Marks an object allocator, for which `destroy` is defined.
   static constexpr bool kIsObjectAllocator = true;
+  /// Name of the back end in error messages: the raw allocator's name.
   static constexpr const char* kBackendName = Raw::kName;
 
   /// Allocation bytes of an object of C (header and fields).
@@ -51,6 +58,8 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   static constexpr std::uint64_t kObjectBytesById[sizeof...(Ts)] = {kObjectBytes<Ts>...};
 
   ByteAllocator() = default;
+  /// A handle on the raw allocator `raw` and the registry `objects`, as
+  /// ByteHandle::device() makes it. Host and device.
   DYNASOAR_HD ByteAllocator(Raw raw, registry::RegistryState objects)
       : raw_(raw), objects_(objects) {}
 
@@ -112,7 +121,9 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
         object + registry::StructLayout<typename Info::AllFields>::template kOffset<J>);
   }
 
+  /// The raw allocator the objects are allocated with.
   DYNASOAR_HD const Raw& raw() const { return raw_; }
+  /// The object registry: the live objects of every class.
   DYNASOAR_HD const registry::RegistryState& objects() const { return objects_; }
 
  private:

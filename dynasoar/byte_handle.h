@@ -38,7 +38,9 @@
 
 namespace dynasoar {
 
+/// Settings of a ByteHandle, for its constructor and for_objects.
 struct ByteHandleOptions {
+  /// Settings of the raw allocator's pool (split policy, heaps).
   cmalloc::PoolOptions pool{};
   /// Registry entries per class at first. An array grows (doubles) when a
   /// compaction finds it over half full and before parallel_new; a `new`
@@ -50,12 +52,18 @@ namespace registry {
 
 /// Moves the compacted entries back and writes each object's new index.
 struct Renumber {
+  /// The non-null entries, in order, as the selection wrote them.
   void* const* compacted;
+  /// The class's registry array, written back from `compacted`.
   void** entries;
+  /// Type id of the class, written into each object's header.
   unsigned type;
-  unsigned long long expected;  // entries - removals, as the host counted
+  unsigned long long expected;  ///< entries - removals, as the host counted
+  /// Number of entries the selection kept (device memory).
   const unsigned long long* selected;
+  /// The registry's error flags; kRegistryCorrupt is raised if selected != expected.
   unsigned* error;
+  /// Thread i moves entry i back and renumbers its object. Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (i == 0 && *selected != expected)
       platform::atomic_fetch_or(error, static_cast<unsigned>(kRegistryCorrupt));
@@ -71,24 +79,34 @@ struct Renumber {
 /// outlives the handle, gives its memory back when it goes).
 template <class Raw>
 struct FreeEntries {
+  /// The raw allocator the objects came from.
   Raw raw;
+  /// The class's registry array (null entries are skipped).
   void* const* entries;
+  /// Frees the object of entry i, if there is one. Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (entries[i] != nullptr) raw.free(entries[i]);
   }
 };
 
+/// Copies a registry array into a larger one when the array grows.
 struct CopyEntries {
+  /// The old array.
   void* const* from;
+  /// The new array, at least as long.
   void** to;
+  /// Copies entry i. Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const { to[i] = from[i]; }
 };
 
 /// The do-all kernel on the registry: one thread per entry.
 template <class T, auto Method, class Pack>
 struct DoAllEntries {
+  /// The class's compacted registry array.
   void* const* entries;
+  /// The method's arguments, copied into the kernel parameters.
   Pack args;
+  /// Runs the method on the object of entry i, if the entry is not null. Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (void* p = platform::atomic_load(&entries[i])) {
       T* obj = static_cast<T*>(p);
@@ -99,15 +117,23 @@ struct DoAllEntries {
 
 }  // namespace registry
 
+/// Owns the pool and object registry of a ByteAllocator Alloc and runs the
+/// parallel operations on it. Users name it AllocatorHandle<Alloc>, the same
+/// for every back end.
 template <class Alloc>
 class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
   friend class HandleOps<ByteHandle>;
 
  public:
+  /// The device allocator type this handle owns the memory of.
   using Allocator = Alloc;
+  /// The compile-time table of the allocator's classes (ids, layouts).
   using Registry = typename Alloc::Registry;
+  /// The raw byte allocator of allocator/cmalloc that holds the objects.
   using Raw = typename Alloc::RawAllocator;
+  /// Where the handle queues its work: a CUDA stream, or an empty tag in a host build.
   using Stream = platform::Stream;
+  /// Number of registered classes, abstract ones included.
   static constexpr std::size_t kNumTypes = Registry::kNumTypes;
   static_assert(Registry::check());
 
@@ -175,9 +201,11 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
     return Alloc(pool_.device(), registry::RegistryState{types_.data(), error_.data(),
                                                          static_cast<unsigned>(kNumTypes)});
   }
+  /// The stream every operation of this handle is queued on.
   Stream stream() const { return stream_; }
   /// The raw allocator's pool (size, fragmentation).
   const cmalloc::PoolHandle<Raw>& pool() const { return pool_; }
+  /// Bytes of the raw allocator's pool, without the registry arrays.
   std::uint64_t heap_bytes() const { return pool_.bytes(); }
 
   /// parallel_do without the final wait. Each class's compaction waits for

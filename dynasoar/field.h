@@ -29,6 +29,9 @@
 
 namespace dynasoar {
 
+/// The proxy for field N of class C: it stores nothing, and reads and writes
+/// the value in the SOA array of the object's block (or the plain struct of a
+/// byte allocator). Host and device; it cannot be copied.
 template <class C, int N>
 class Field {
   template <class Class = C>
@@ -39,7 +42,9 @@ class Field {
   }
 
  public:
+  /// The type of the value: the N-th type of C's declare_field_types.
   using value_type = soa::At<typename C::FieldTypes, static_cast<std::size_t>(N)>;
+  /// Short name of value_type.
   using T = value_type;
 
   Field() = default;
@@ -54,14 +59,19 @@ class Field {
     const auto object = reinterpret_cast<std::uintptr_t>(this) - index();
     return C::Allocator::template field_address<Info<>, index(), T>(object);
   }
+  /// The value, as a reference into its array.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T& get() const { return *data_ptr(); }
+  /// Reads or writes the value like a plain member (implicit conversion).
   DYNASOAR_HD DYNASOAR_FORCEINLINE operator T&() const { return get(); }  // NOLINT
+  /// The address of the value, not of the proxy.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T* operator&() const { return data_ptr(); }
 
+  /// Assigns the value.
   DYNASOAR_HD DYNASOAR_FORCEINLINE Field& operator=(const T& v) {
     get() = v;
     return *this;
   }
+  /// Assigns the value of another field of the same type (the proxies stay).
   DYNASOAR_HD DYNASOAR_FORCEINLINE Field& operator=(const Field& other) {
     get() = other.get();
     return *this;
@@ -73,24 +83,38 @@ class Field {
     get() op value;                                                     \
     return *this;                                                       \
   }
+  /// Adds `value` to the value.
   DYNASOAR_FIELD_COMPOUND(+=)
+  /// Subtracts `value` from the value.
   DYNASOAR_FIELD_COMPOUND(-=)
+  /// Multiplies the value by `value`.
   DYNASOAR_FIELD_COMPOUND(*=)
+  /// Divides the value by `value`.
   DYNASOAR_FIELD_COMPOUND(/=)
+  /// Replaces the value by its remainder modulo `value`.
   DYNASOAR_FIELD_COMPOUND(%=)
+  /// Bitwise and of the value with `value`.
   DYNASOAR_FIELD_COMPOUND(&=)
+  /// Bitwise or of the value with `value`.
   DYNASOAR_FIELD_COMPOUND(|=)
+  /// Bitwise exclusive or of the value with `value`.
   DYNASOAR_FIELD_COMPOUND(^=)
+  /// Shifts the value left by `value` bits.
   DYNASOAR_FIELD_COMPOUND(<<=)
+  /// Shifts the value right by `value` bits.
   DYNASOAR_FIELD_COMPOUND(>>=)
 #undef DYNASOAR_FIELD_COMPOUND
 
+  /// Increments the value; returns a reference to it.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T& operator++() { return ++get(); }
+  /// Decrements the value; returns a reference to it.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T& operator--() { return --get(); }
+  /// Increments the value; returns the old value (not for array fields).
   template <class U = T, class = std::enable_if_t<!std::is_array_v<U>>>
   DYNASOAR_HD DYNASOAR_FORCEINLINE U operator++(int) {
     return get()++;
   }
+  /// Decrements the value; returns the old value (not for array fields).
   template <class U = T, class = std::enable_if_t<!std::is_array_v<U>>>
   DYNASOAR_HD DYNASOAR_FORCEINLINE U operator--(int) {
     return get()--;

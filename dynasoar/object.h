@@ -30,12 +30,16 @@ namespace dynasoar {
 /// Member-function pointer traits: the class a method belongs to.
 template <class M>
 struct MethodClass;
+/// MethodClass for a non-const method of C.
 template <class C, class R, class... A>
 struct MethodClass<R (C::*)(A...)> {
+  /// The class that declares the method.
   using type = C;
 };
+/// MethodClass for a const method of C.
 template <class C, class R, class... A>
 struct MethodClass<R (C::*)(A...) const> {
+  /// The class that declares the method.
   using type = C;
 };
 
@@ -131,7 +135,9 @@ class DeviceOps {
 template <class Alloc>
 class Object {
  public:
+  /// The allocator the class is registered with.
   using Allocator = Alloc;
+  /// dynasoar::Field, so that classes can write Field<Class, N> unqualified.
   template <class C, int N>
   using Field = ::dynasoar::Field<C, N>;
 

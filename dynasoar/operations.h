@@ -21,11 +21,12 @@ namespace dynasoar {
 /// Occupancy of one class. On the SOA heap: blocks and slots; on a byte
 /// allocator (no blocks): the live objects and their allocation size.
 struct TypeStatistics {
+  /// Type id of the class (its position in the allocator's type list).
   unsigned type_id = 0;
-  unsigned capacity = 0;           // slots per block (SOA heap; 0 on byte allocators)
-  std::uint64_t blocks = 0;        // allocated blocks (SOA heap)
-  std::uint64_t objects = 0;       // live objects
-  std::uint64_t object_bytes = 0;  // bytes of one object's allocation (byte allocators)
+  unsigned capacity = 0;           ///< slots per block (SOA heap; 0 on byte allocators)
+  std::uint64_t blocks = 0;        ///< allocated blocks (SOA heap)
+  std::uint64_t objects = 0;       ///< live objects
+  std::uint64_t object_bytes = 0;  ///< bytes of one object's allocation (byte allocators)
   /// Unused slots among the allocated blocks (paper Sec. 6.3): 1 - objects / (blocks * capacity).
   double fragmentation() const {
     return blocks == 0

@@ -20,6 +20,7 @@ namespace dynasoar {
 
 /// Four 32-bit words: a counter or a result of philox4x32.
 struct Philox4x32 {
+  /// The four words; random_u32 returns word 0 of a result.
   std::uint32_t v[4];
 };
 
@@ -69,6 +70,8 @@ DYNASOAR_HD inline float random_float(std::uint64_t key, std::uint32_t a, std::u
 class RandomStream {
  public:
   RandomStream() = default;
+  /// Stream `stream` under `seed`, at its first value (like
+  /// curand_init(seed, stream, 0, ...)). Host and device.
   DYNASOAR_HD RandomStream(std::uint64_t seed, std::uint64_t stream)
       : seed_(seed), stream_lo_(static_cast<std::uint32_t>(stream)),
         stream_hi_(static_cast<std::uint32_t>(stream >> 32)) {}

@@ -61,12 +61,17 @@ class SoaHandle;
 template <class... Ts>
 class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
  public:
+  /// The registered classes, in the order that gives their type ids.
   using Types = soa::TypeList<Ts...>;
+  /// The compile-time table of those classes (ids, capacities, field layouts).
   using Registry = soa::Registry<Types>;
+  /// The root class user classes derive from (`AllocatorT::Base`).
   using Base = Object<SoaAllocator>;
   /// The host handle that owns the heap (dynasoar/allocator_handle.h).
   using Handle = SoaHandle<SoaAllocator>;
+  /// Marks an object allocator, for which `destroy` is defined.
   static constexpr bool kIsObjectAllocator = true;
+  /// Name of the back end in error messages.
   static constexpr const char* kBackendName = "dynasoar";
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
@@ -75,6 +80,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   static constexpr bool kStagedWalk = DYNASOAR_STAGED_DEVICE_DO != 0;
 
   SoaAllocator() = default;
+  /// A handle on the heap whose state (device memory) is `state`, as
+  /// SoaHandle::device() makes it. Host and device.
   DYNASOAR_HD explicit SoaAllocator(soa::HeapState* state) : state_(state) {}
 
   /// Run-time type id of a registered class.
@@ -176,6 +183,7 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
     return soa::field_address<Info, J, T>(object);
   }
 
+  /// The heap's state: its block bitmaps, block size and error flags.
   DYNASOAR_HD soa::HeapState* state() const { return state_; }
 
   /// Warps per thread block that get a staging tile: those of the do-all

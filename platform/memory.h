@@ -21,7 +21,7 @@ namespace dynasoar::platform {
 /// operation completes before it returns.
 struct Stream {
 #if DYNASOAR_CUDA
-  cudaStream_t handle = nullptr;
+  cudaStream_t handle = nullptr;  ///< The CUDA stream; null is the legacy default stream.
 #endif
 };
 
@@ -44,6 +44,8 @@ class Buffer {
  public:
   Buffer() = default;
 
+  /// Allocates room for `n` elements (left uninitialized); host code. Throws
+  /// CudaError if cudaMalloc fails, std::bad_alloc in a host build.
   explicit Buffer(std::size_t n) : size_(n) {
     if (n == 0) return;
     const std::size_t bytes = n * sizeof(T);
@@ -63,8 +65,10 @@ class Buffer {
 
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  /// Takes over the memory of `o`, which is left empty.
   Buffer(Buffer&& o) noexcept
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees the memory held now, then takes over that of `o`, which is left empty.
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
@@ -75,7 +79,9 @@ class Buffer {
   }
   ~Buffer() { release(); }
 
+  /// The first element, in the back end's memory; null when empty.
   T* data() const { return data_; }
+  /// The number of elements.
   std::size_t size() const { return size_; }
 
   /// Sets every byte to zero, in stream order.

@@ -16,7 +16,9 @@
 
 namespace dynasoar::platform {
 
+/// Predicate for CUB's DeviceSelect::If: keeps the non-null pointers.
 struct IsNonNull {
+  /// True if `p` is not null; callable from host and device code.
   DYNASOAR_HD bool operator()(const void* p) const { return p != nullptr; }
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs the test suites; exits non-zero on any failure.
 #
-#   1. host tier: CPU-only build (plain C++ compiler, std::thread workers), all tests
+#   1. host tier: CPU-only build (plain C++ compiler, std::thread workers), all tests,
+#      and the reference documentation (Doxygen; any warning fails)
 #   2. host tier under ThreadSanitizer: the executor, API, bitmap, SOA heap, CMalloc and
 #      back-end tests
 #   3. CUDA build: every device target compiled for sm_${CUDA_ARCH:-90}, and the
@@ -15,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/deps.sh
-ensure_deps cmake g++ make python3 libgtest-dev libcli11-dev libpng-dev libsdl2-dev
+ensure_deps cmake g++ make python3 libgtest-dev libcli11-dev libpng-dev libsdl2-dev doxygen
 JOBS=${JOBS:-$(nproc)}
 CUDA_ARCH=${CUDA_ARCH:-90}
 summary=()
@@ -27,6 +28,10 @@ cmake --build build-host -j "$JOBS"
 step "host tier: tests"
 ctest --test-dir build-host -L host -j "$JOBS" --output-on-failure --no-tests=error
 summary+=("host tier: $(ctest --test-dir build-host -L host -N | tail -1)  PASSED")
+
+step "reference documentation: Doxygen over the headers, no warning allowed (docs target)"
+cmake --build build-host --target docs
+summary+=("reference documentation (Doxygen, no warnings): PASSED")
 
 step "host tier under ThreadSanitizer (build-tsan)"
 cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \

@@ -24,21 +24,26 @@ inline constexpr std::uint64_t kAlignment = 16;
 /// Error flags raised in device code and reported by the pool's handle.
 enum PoolError : unsigned { kPoolOk = 0, kPoolOutOfMemory = 1 };
 
+/// `bytes` rounded up to a multiple of kAlignment; a request of 0 bytes takes 16.
 DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint64_t bytes) {
   return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
 /// Alg. 1.
 struct AtomicMalloc {
+  /// Name used in error messages.
   static constexpr const char* kName = "AtomicMalloc";
+  /// False: free() does nothing and memory comes back only through reset().
   static constexpr bool kCanFree = false;
+  /// False: no chunk list; PoolHandle sets up a bump counter instead.
   static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
   static constexpr bool kDeviceHeap = false;
 
-  std::uint64_t mem;                 // address of the pool (16-byte aligned)
-  std::uint64_t bytes;               // pool size, a multiple of 16
-  unsigned long long* offset;        // the paper's memOffset
-  unsigned* error;
+  std::uint64_t mem;                 ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;               ///< pool size, a multiple of 16
+  unsigned long long* offset;        ///< the paper's memOffset
+  unsigned* error;                   ///< PoolError flags, set when the pool is used up
 
   /// 16-byte aligned memory for `n` bytes, or nullptr once the pool is used up.
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
@@ -50,20 +55,25 @@ struct AtomicMalloc {
     }
     return reinterpret_cast<void*>(mem + at);
   }
+  /// Does nothing: this allocator cannot free (device and host code).
   DYNASOAR_HD void free(void*) const {}  // cannot free
 };
 
 /// Alg. 2, with 64-bit offsets.
 struct AWMalloc {
+  /// Name used in error messages.
   static constexpr const char* kName = "AWMalloc";
+  /// False: free() does nothing and memory comes back only through reset().
   static constexpr bool kCanFree = false;
+  /// False: no chunk list; PoolHandle sets up a bump counter instead.
   static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
   static constexpr bool kDeviceHeap = false;
 
-  std::uint64_t mem;
-  std::uint64_t bytes;
-  unsigned long long* offset;
-  unsigned* error;
+  std::uint64_t mem;           ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;         ///< pool size, a multiple of 16
+  unsigned long long* offset;  ///< the paper's memOffset; wraps to the start of the pool
+  unsigned* error;             ///< PoolError flags, set for a request larger than the pool
 
   /// 16-byte aligned memory for `n` bytes; nullptr only if n exceeds the pool.
   /// May return memory that an earlier allocation still uses (see above).
@@ -90,6 +100,7 @@ struct AWMalloc {
       }
     }
   }
+  /// Does nothing: this allocator cannot free (device and host code).
   DYNASOAR_HD void free(void*) const {}  // cannot free
 };
 

@@ -97,26 +97,37 @@ inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
 /// than its requests.
 inline constexpr std::uint32_t kMergeAfterSmall = 16;
 
+/// The circular-list allocators (Alg. 3, Sec. 5.2-5.4): `kFused` puts the used
+/// flag into the next-offset word, `kMulti` gives each multiprocessor its own
+/// offset. Trivially copyable: kernels receive it by value from
+/// PoolHandle::device(). Its fields and header helpers are public so that
+/// PoolHandle can set up the pool and walk the list on the host.
 template <bool kFused, bool kMulti>
 struct CircularMalloc {
+  /// Name used in error messages: CMalloc, CFMalloc, CMMalloc or CFMMalloc.
   static constexpr const char* kName =
       kFused ? (kMulti ? "CFMMalloc" : "CFMalloc") : (kMulti ? "CMMalloc" : "CMalloc");
+  /// True: free() returns chunks to the list.
   static constexpr bool kCanFree = true;
+  /// True: PoolHandle pre-splits the pool into a chunk list (Eq. 1).
   static constexpr bool kCircular = true;
+  /// False: the pool is a buffer owned by PoolHandle.
   static constexpr bool kDeviceHeap = false;
+  /// Whether the used flag shares the 8-byte header word with the next offset.
   static constexpr bool kFusedHeader = kFused;
+  /// Whether there is one offset (and heap region) per multiprocessor.
   static constexpr bool kMultiOffset = kMulti;
 
-  std::uint64_t mem;            // address of granule 0 (16-byte aligned)
-  std::uint32_t granules;       // pool size; the sentinel is granule granules - 1
-  std::uint32_t heaps;          // offsets: 1, or per_processor per multiprocessor
-  std::uint32_t per_processor;  // multi-offset: heaps per multiprocessor, chosen by warp slot
-  std::uint32_t region;         // granules per heap; heap h starts at granule h * region
-  std::uint32_t* offsets;       // the paper's memOffset (per heap)
-  std::uint32_t max_frag;       // split a chunk larger than request * max_frag
-  bool coalesce;                // serve the lanes of a warp with one walk (see malloc)
-  std::uint32_t merge_after_small;  // merge on walk after this many free chunks too small (walk)
-  unsigned* error;
+  std::uint64_t mem;            ///< address of granule 0 (16-byte aligned)
+  std::uint32_t granules;       ///< pool size; the sentinel is granule granules - 1
+  std::uint32_t heaps;          ///< offsets: 1, or per_processor per multiprocessor
+  std::uint32_t per_processor;  ///< multi-offset: heaps per multiprocessor, chosen by warp slot
+  std::uint32_t region;         ///< granules per heap; heap h starts at granule h * region
+  std::uint32_t* offsets;       ///< the paper's memOffset (per heap)
+  std::uint32_t max_frag;       ///< split a chunk larger than request * max_frag
+  bool coalesce;                ///< serve the lanes of a warp with one walk (see malloc)
+  std::uint32_t merge_after_small;  ///< merge on walk after this many free chunks too small (walk)
+  unsigned* error;              ///< PoolError flags, set when a walk finds no chunk
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
   /// when a walk of two full circles found no free chunk large enough.
@@ -302,18 +313,21 @@ struct CircularMalloc {
   DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint32_t tag(std::uint32_t g) {
     return (static_cast<std::uint32_t>(platform::mix64(g) >> 32) & ~1u) | 2u;  // never 0
   }
-  static constexpr std::uint32_t kUsedBit = 1u << 31;  // fused form: flag in the next word
+  static constexpr std::uint32_t kUsedBit = 1u << 31;  ///< fused form: flag in the next word
 
+  /// Two-word form: the header word of the chunk at g that holds its tag and used flag.
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* flag_word(std::uint32_t g) const {
     return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 8);
   }
+  /// Two-word form: the header word of the chunk at g that holds the next chunk's offset.
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* next_word(std::uint32_t g) const {
     return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 12);
   }
-  // Fused form: one 8-byte word, tag in the high half, used bit and next below.
+  /// Fused form: one 8-byte word, tag in the high half, used bit and next below.
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t* fused_word(std::uint32_t g) const {
     return reinterpret_cast<std::uint64_t*>(mem + kAlignment * g + 8);
   }
+  /// The fused header word of the chunk at g: its tag, the used flag and `next`.
   DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint64_t fused(std::uint32_t g, bool used,
                                                               std::uint32_t next) {
     return (static_cast<std::uint64_t>(tag(g)) << 32) | (used ? kUsedBit : 0u) | next;
@@ -372,6 +386,7 @@ struct CircularMalloc {
     return c;
   }
 
+  /// The next-chunk offset in the header at g (one atomic load, no ordering).
   DYNASOAR_HD std::uint32_t load_next(std::uint32_t g) const {
     if constexpr (kFused)
       return static_cast<std::uint32_t>(platform::atomic_load(fused_word(g))) & ~kUsedBit;
@@ -419,7 +434,9 @@ struct CircularMalloc {
     }
   }
 
+  /// No chunk: the result of a walk that found none, or a lane that frees nullptr.
   static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+  /// Most times one walk follows the offset forward (see walk).
   static constexpr unsigned kMaxJumps = 1u << 20;
   /// Chunks a coalesced group's walk visits before its lanes walk one by one
   /// (multi-offset; group walks in cmalloc_bench's survey visit about 30 on
@@ -428,6 +445,7 @@ struct CircularMalloc {
   /// own that walks crowded the list, ran slow and some failed on a pool
   /// with room (bench/results/2026-11-24-h100-cmalloc-walk/final-2/).
   static constexpr std::uint64_t kGroupHops = 4096;
+  /// kGroupHops for the single-offset variants, whose group walks are far longer.
   static constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
   /// How far ahead of a walk the offset must be for the walk to follow it:
   /// 256 KiB (chosen among following every move, 64, 1024 and 16384
@@ -570,10 +588,12 @@ struct CircularMalloc {
     }
   }
 
+  /// Raises the out-of-memory flag; returns nullptr, for malloc to pass on.
   DYNASOAR_HD void* fail() const {
     platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
     return nullptr;
   }
+  /// Address of the data of the chunk at g; nullptr for kNoChunk.
   DYNASOAR_HD void* data(std::uint32_t g) const {
     return g == kNoChunk
                ? nullptr
@@ -628,9 +648,13 @@ struct CircularMalloc {
   }
 };
 
+/// Flag and next offset in two 4-byte words; one shared offset.
 using CMalloc = CircularMalloc<false, false>;
+/// Flag fused into the next-offset word; one shared offset.
 using CFMalloc = CircularMalloc<true, false>;
+/// CMalloc with one offset per multiprocessor (Sec. 5.4).
 using CMMalloc = CircularMalloc<false, true>;
+/// CFMalloc with one offset per multiprocessor (Sec. 5.4).
 using CFMMalloc = CircularMalloc<true, true>;
 
 }  // namespace dynasoar::cmalloc

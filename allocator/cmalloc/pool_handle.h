@@ -23,6 +23,7 @@
 
 namespace dynasoar::cmalloc {
 
+/// Settings of a pool, read once by the PoolHandle constructor.
 struct PoolOptions {
   /// A chunk larger than request * max_frag is split (Alg. 3, MAX_FRAG).
   std::uint32_t max_frag = 2;
@@ -51,10 +52,10 @@ struct PoolOptions {
 /// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
 /// al.): regions are the chunks of the list, header included.
 struct PoolFragmentation {
-  std::uint64_t used_chunks = 0;
-  std::uint64_t free_chunks = 0;
-  std::uint64_t free_bytes = 0;
-  std::uint64_t largest_free_bytes = 0;
+  std::uint64_t used_chunks = 0;         ///< chunks marked used (the sentinel excluded)
+  std::uint64_t free_chunks = 0;         ///< chunks marked free
+  std::uint64_t free_bytes = 0;          ///< bytes of the free chunks, headers included
+  std::uint64_t largest_free_bytes = 0;  ///< bytes of the largest free chunk
   /// Eq. 2: mean over used chunks of (size - requested) / size.
   double internal = 0;
   /// Eq. 3: 1 - largest free chunk / all free bytes (0: all free memory in one piece).
@@ -75,9 +76,13 @@ struct WriteChunks {  // the pre-split headers, one chunk per index
 };
 }  // namespace detail
 
+/// Owns the pool of one allocator of the CMalloc family (`Alloc`: AtomicMalloc,
+/// AWMalloc, CudaMalloc or a CircularMalloc) and hands kernels the allocator by
+/// value. Host only; move and copy are disabled.
 template <class Alloc>
 class PoolHandle {
  public:
+  /// The stream that orders the pool's set-up and checks.
   using Stream = platform::Stream;
 
   /// A pool of `bytes` bytes (rounded down to 16). Throws std::invalid_argument
@@ -158,6 +163,7 @@ class PoolHandle {
   }
   /// Address range of the pool, for tests: [begin, end) (not for CudaMalloc).
   std::uint64_t begin() const { return pool_address(); }
+  /// End of that range (see begin()).
   std::uint64_t end() const { return pool_address() + bytes(); }
   /// The pre-split pattern (circular allocators).
   const PreSplit& presplit() const { return plan_; }
@@ -228,6 +234,8 @@ class PoolHandle {
     }
   }
 
+  /// Whether a malloc returned nullptr since the flag was last cleared. Waits
+  /// for the stream.
   bool out_of_memory() const {
     unsigned e = 0;
     error_.copy_to_host(&e, 1, 0, stream_);

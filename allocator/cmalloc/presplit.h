@@ -19,15 +19,19 @@
 
 namespace dynasoar::cmalloc {
 
+/// The pre-split pattern of a circular pool (Eq. 1): where each initial chunk
+/// starts and ends. Computed on the host by plan(); its queries may be called
+/// from host and device code.
 struct PreSplit {
+  /// Capacity of level_start, more levels than a pool of 31-bit offsets can use.
   static constexpr int kMaxLevels = 32;
 
-  std::uint32_t granules = 0;        // the pool, sentinel included
-  std::uint32_t heaps = 1;
-  std::uint32_t region = 0;          // granules per heap region
-  std::uint32_t root = 0;            // R
-  int levels = 1;                    // L + 1
-  std::uint32_t level_start[kMaxLevels] = {};  // offset of each level's first chunk in a region
+  std::uint32_t granules = 0;        ///< the pool, sentinel included
+  std::uint32_t heaps = 1;           ///< number of regions, one per offset
+  std::uint32_t region = 0;          ///< granules per heap region
+  std::uint32_t root = 0;            ///< R
+  int levels = 1;                    ///< L + 1
+  std::uint32_t level_start[kMaxLevels] = {};  ///< offset of each level's first chunk in a region
 
   /// Chunks in one region: 2^(L+1) - 1.
   DYNASOAR_HD std::uint64_t chunks_per_heap() const { return (std::uint64_t{1} << levels) - 1; }
@@ -51,7 +55,8 @@ struct PreSplit {
   }
 
   /// The pattern for a pool of `granules` granules cut into `heaps` regions
-  /// with chunks of at least `min_units` granules.
+  /// with chunks of at least `min_units` granules. Host code. Throws
+  /// std::invalid_argument for no heaps or a pool too small for them.
   static PreSplit plan(std::uint64_t granules, std::uint32_t heaps, std::uint32_t min_units) {
     if (heaps == 0) throw std::invalid_argument("PreSplit: at least one heap");
     if (min_units < 2) min_units = 2;  // a header granule and data

@@ -14,13 +14,18 @@
 
 namespace dynasoar::cmalloc {
 
+/// The baseline allocator: malloc and free of CUDA's device heap (of the C
+/// library in a host build), with the interface of the CMalloc family.
 struct CudaMalloc {
+  /// Name used in error messages.
   static constexpr const char* kName = "CudaMalloc";
+  /// True: free() returns memory to the device heap.
   static constexpr bool kCanFree = true;
+  /// False: no chunk list of this library.
   static constexpr bool kCircular = false;
-  static constexpr bool kDeviceHeap = true;  // the pool is CUDA's, not ours
+  static constexpr bool kDeviceHeap = true;  ///< the pool is CUDA's, not ours
 
-  unsigned* error;
+  unsigned* error;  ///< PoolError flags, set when malloc returns nullptr
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag).
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
@@ -28,6 +33,7 @@ struct CudaMalloc {
     if (p == nullptr) platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
     return p;
   }
+  /// Returns memory from malloc(); nullptr is ignored. Host and device code.
   DYNASOAR_HD void free(void* p) const { ::free(p); }
 };
 

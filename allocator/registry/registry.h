@@ -22,34 +22,38 @@
 
 namespace dynasoar::registry {
 
+/// Position of the type id in the object header (bits 63..58).
 inline constexpr unsigned kTypeShift = 58;
+/// The entry index in the object header (bits 57..0).
 inline constexpr std::uint64_t kIndexMask = (std::uint64_t{1} << kTypeShift) - 1;
 
 /// Error flags of the registry (the raw allocator has its own).
 enum RegistryError : unsigned {
-  kRegistryOk = 0,
-  kRegistryFull = 1,     // a class's array had no room for a new object
-  kRegistryCorrupt = 2,  // compaction found another count than expected
-  kRegistryBadFree = 4,  // destroy of a pointer that is no live object of this registry
+  kRegistryOk = 0,       ///< no error
+  kRegistryFull = 1,     ///< a class's array had no room for a new object
+  kRegistryCorrupt = 2,  ///< compaction found another count than expected
+  kRegistryBadFree = 4,  ///< destroy of a pointer that is no live object of this registry
 };
 
 /// The live objects of one class.
 struct TypeEntries {
-  void** entries;               // entry i: an object, or nullptr once it was destroyed
-  unsigned long long size;      // entries appended (appends beyond capacity fail but count)
-  unsigned long long removed;   // entries cleared since the last compaction
-  unsigned long long capacity;  // length of `entries`
+  void** entries;               ///< entry i: an object, or nullptr once it was destroyed
+  unsigned long long size;      ///< entries appended (appends beyond capacity fail but count)
+  unsigned long long removed;   ///< entries cleared since the last compaction
+  unsigned long long capacity;  ///< length of `entries`
 };
 
 /// The device handle of the registry (by value in ByteAllocator).
 struct RegistryState {
-  TypeEntries* types;  // one per class of the allocator, in device memory
-  unsigned* error;     // RegistryError flags
-  unsigned num_types;  // entries of `types`
+  TypeEntries* types;  ///< one per class of the allocator, in device memory
+  unsigned* error;     ///< RegistryError flags
+  unsigned num_types;  ///< entries of `types`
 
+  /// The 8-byte header word at the start of `object` (type id and entry index).
   DYNASOAR_HD static std::uint64_t& header(void* object) {
     return *static_cast<std::uint64_t*>(object);
   }
+  /// The type id in the header of `object` (one atomic load).
   DYNASOAR_HD static unsigned type_of(const void* object) {
     return static_cast<unsigned>(platform::atomic_load(static_cast<const std::uint64_t*>(object)) >>
                                  kTypeShift);
@@ -99,6 +103,7 @@ struct RegistryState {
     const unsigned long long n = platform::atomic_load(&types[type].size);
     return n < types[type].capacity ? n : types[type].capacity;
   }
+  /// Entry i of `type`: a live object, or nullptr where one was destroyed.
   DYNASOAR_HD void* entry(unsigned type, unsigned long long i) const {
     return platform::atomic_load(&types[type].entries[i]);
   }

@@ -19,19 +19,25 @@ inline constexpr std::uint64_t kObjectHeaderBytes = 8;
 /// Alignment of every allocation of the byte allocators.
 inline constexpr std::uint64_t kObjectAlignment = 16;
 
+/// Offsets and size of an object whose fields are `Fields` (a soa::TypeList).
 template <class Fields>
 struct StructLayout;
 
+/// The layout for the field types Fs..., inherited fields first; all of it is
+/// computed at compile time.
 template <class... Fs>
 struct StructLayout<soa::TypeList<Fs...>> {
   static_assert(
       ((alignof(Fs) <= kObjectAlignment) && ...),
       "a field type needs more than 16-byte alignment, which the byte allocators do not give");
+  /// Number of fields, inherited ones included.
   static constexpr std::size_t kNumFields = sizeof...(Fs);
 
+  /// The offsets as a literal type, so that a constexpr lambda can fill them.
   struct Offsets {
-    std::uint64_t at[sizeof...(Fs) + 1];
+    std::uint64_t at[sizeof...(Fs) + 1];  ///< field i's offset; at[kNumFields]: the object's size
   };
+  /// Offset of each field from the object's address, and the object's size.
   static constexpr Offsets kOffsets = [] {
     constexpr std::uint64_t sizes[] = {sizeof(Fs)..., 0};
     constexpr std::uint64_t aligns[] = {alignof(Fs)..., 1};

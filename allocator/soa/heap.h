@@ -25,14 +25,17 @@
 
 namespace dynasoar::soa {
 
+/// One 64-bit bitmap of a block: bit i stands for slot i.
 using word = std::uint64_t;
+/// Every bit of a block bitmap set.
 inline constexpr word kAllSlots = ~word{0};
 
 /// The first bytes of every block.
 struct BlockHeader {
-  word allocation;  // bit i set: slot i in use (or beyond capacity, or invalidated)
-  word iteration;   // snapshot of `allocation` taken before each parallel_do
-  word destroyed;   // bit i set: slot i's object was destroyed and no new one took it
+  word allocation;  ///< bit i set: slot i in use (or beyond capacity, or invalidated)
+  word iteration;   ///< snapshot of `allocation` taken before each parallel_do
+  word destroyed;   ///< bit i set: slot i's object was destroyed and no new one took it
+  /// Run-time type id of the objects in the block.
   std::uint32_t type;
 };
 static_assert(sizeof(BlockHeader) <= kBlockHeaderBytes, "block header too large");
@@ -44,36 +47,45 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr word padding_bits(unsigned capacity) 
 
 /// Tuning switches (the ablation of paper Fig. 12c switches the first two off).
 struct HeapOptions {
-  bool coalesce = true;   // warp-level request coalescing (Sec. 4.2)
-  bool rotate = true;     // rotate bitmap searches by warp and retry (Sec. 4.2)
-  int active_retries = 4; // searches for an active block before the slow path (Sec. 4.2)
+  bool coalesce = true;   ///< warp-level request coalescing (Sec. 4.2)
+  bool rotate = true;     ///< rotate bitmap searches by warp and retry (Sec. 4.2)
+  int active_retries = 4; ///< searches for an active block before the slow path (Sec. 4.2)
 };
 
 /// Reasons for the error flag; the host handle turns them into messages.
 enum HeapError : unsigned {
-  kHeapOk = 0,
-  kHeapOutOfMemory = 1,     // a `new` found no free slot
-  kHeapDoubleFree = 2,      // a `destroy` of an object whose slot was free already
-  kHeapForeignPointer = 4,  // a `destroy` of a pointer that is no object of this heap
+  kHeapOk = 0,              ///< no error
+  kHeapOutOfMemory = 1,     ///< a `new` found no free slot
+  kHeapDoubleFree = 2,      ///< a `destroy` of an object whose slot was free already
+  kHeapForeignPointer = 4,  ///< a `destroy` of a pointer that is no object of this heap
 };
 
+/// The device side of the SOA heap (Sec. 3.4-3.6): the blocks, their bitmaps
+/// and the error flag, shared by every thread and passed to kernels by value.
+/// Its fields are public so that the library's kernels and host handle can
+/// reach them.
 struct HeapState {
-  std::uint64_t blocks;  // address of block 0 (kArrayAlignment-aligned)
+  std::uint64_t blocks;  ///< address of block 0 (kArrayAlignment-aligned)
+  /// Size of every block, header included.
   std::uint64_t block_bytes;
+  /// Tuning switches.
   HeapOptions options;
-  unsigned* error;  // HeapError flags, raised by any thread
-  // Threads between taking a free block and making it active (in
-  // initialize_block, for a block that will have free slots). While there
-  // are any, a `new` that finds no slot is not out of memory yet.
+  unsigned* error;  ///< HeapError flags, raised by any thread
+  /// Threads between taking a free block and making it active (in
+  /// initialize_block, for a block that will have free slots). While there
+  /// are any, a `new` that finds no slot is not out of memory yet.
   unsigned* initializing;
+  /// Blocks of no type, free to be taken by any type.
   BitmapRef free_blocks;
-  BitmapRef allocated[kMaxTypes];  // per type: blocks of exactly this type
-  BitmapRef active[kMaxTypes];     // per type: allocated blocks with a free slot
-  unsigned capacity[kMaxTypes];    // 0 for abstract types
+  BitmapRef allocated[kMaxTypes];  ///< per type: blocks of exactly this type
+  BitmapRef active[kMaxTypes];     ///< per type: allocated blocks with a free slot
+  unsigned capacity[kMaxTypes];    ///< 0 for abstract types
 
+  /// Address of block b.
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t block_address(bit_index b) const {
     return blocks + static_cast<std::uint64_t>(b) * block_bytes;
   }
+  /// The header at the start of block b.
   DYNASOAR_HD DYNASOAR_FORCEINLINE BlockHeader* header(bit_index b) const {
     return reinterpret_cast<BlockHeader*>(block_address(b));
   }
@@ -81,6 +93,7 @@ struct HeapState {
   DYNASOAR_HD DYNASOAR_FORCEINLINE word live_slots(bit_index b, unsigned type) const {
     return platform::atomic_load(&header(b)->allocation) & ~padding_bits(capacity[type]);
   }
+  /// Index of the block that holds the object at `pointer` (no range check).
   DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index block_of(std::uint64_t pointer) const {
     return static_cast<bit_index>((pointer_block(pointer) - blocks) / block_bytes);
   }

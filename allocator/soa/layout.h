@@ -28,15 +28,18 @@ inline constexpr unsigned kMaxSlots = 64;
 /// A 128-byte header would cost the smallest class 3 % of the heap (a block
 /// of 64 x 64-byte objects is 4096 data bytes); 64 bytes cost 1.5 %.
 inline constexpr std::uint64_t kArrayAlignment = 64;
+/// Bytes of the block header, before the data segment (see kArrayAlignment).
 inline constexpr std::uint64_t kBlockHeaderBytes = 64;
 
 /// Registered classes per allocator at most (type masks are 64-bit words).
 inline constexpr std::size_t kMaxTypes = 64;
 
+/// `x` rounded up to a multiple of `to`.
 DYNASOAR_HD constexpr std::uint64_t round_up(std::uint64_t x, std::uint64_t to) {
   return (x + to - 1) / to * to;
 }
 
+/// The compile-time facts about the registered classes `Types` (a TypeList).
 template <class Types>
 struct Registry;
 
@@ -64,13 +67,21 @@ struct ClassInfo {
                 "declare_field_types(Class, ...) (or declare_abstract_field_types), even if it "
                 "has none");
 
+  /// Run-time type id of C: its position in Types.
   static constexpr std::size_t kTypeId = kIndexOf<C, Types>;
+  /// The registered class C derives from directly, or void.
   using Base = typename Registry<Types>::template DirectBase<C>;
+  /// Types of the fields C declares itself.
   using OwnFields = typename C::FieldTypes;
+  /// Types of the fields of C's registered base classes, the root's first.
   using InheritedFields = typename ClassInfo<Types, Base>::AllFields;
+  /// Types of all fields of C: inherited ones first, then its own.
   using AllFields = Concat<InheritedFields, OwnFields>;
+  /// Number of inherited fields: field J of C is its own for J >= this.
   static constexpr std::size_t kNumInherited = InheritedFields::size;
+  /// Number of all fields of C.
   static constexpr std::size_t kNumFields = AllFields::size;
+  /// Whether C is abstract: it has no blocks and no objects of its own.
   static constexpr bool kIsAbstract = C::kDynasoarAbstract;
 
   /// Bytes of one object: the sum of its field sizes (the proxies take none
@@ -95,12 +106,16 @@ struct ClassInfo {
 /// The root: no fields.
 template <class Types>
 struct ClassInfo<Types, void> {
-  using AllFields = TypeList<>;
+  using AllFields = TypeList<>;  ///< Empty: a class with no registered base inherits no fields.
 };
 
+/// The registry of the classes Ts... (Sec. 3.1-3.3): their bases, capacities and
+/// the block size, all computed at compile time.
 template <class... Ts>
 struct Registry<TypeList<Ts...>> {
+  /// The registered classes; a class's type id is its position here.
   using Types = TypeList<Ts...>;
+  /// Number of registered classes (1 to kMaxTypes).
   static constexpr std::size_t kNumTypes = sizeof...(Ts);
   static_assert(kNumTypes >= 1, "an allocator needs at least one class");
   static_assert(kNumTypes <= kMaxTypes, "an allocator takes at most 64 classes");
@@ -136,9 +151,11 @@ struct Registry<TypeList<Ts...>> {
       direct_base_index<C>() >= kNumTypes, std::type_identity<void>,
       BaseAt<(direct_base_index<C>() >= kNumTypes ? 0 : direct_base_index<C>())>>::type;
 
+  /// Whether C derives directly from at most one registered class (check() requires it).
   template <class C>
   static constexpr bool kSingleInheritance = direct_base_index<C>() != kNotFound - 1;
 
+  /// The ClassInfo of registered class C.
   template <class C>
   using Info = ClassInfo<Types, C>;
 

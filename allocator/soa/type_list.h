@@ -7,11 +7,13 @@
 
 namespace dynasoar::soa {
 
+/// A list of types, used only at compile time.
 template <class... Ts>
 struct TypeList {
-  static constexpr std::size_t size = sizeof...(Ts);
+  static constexpr std::size_t size = sizeof...(Ts);  ///< Number of types in the list.
 };
 
+/// kIndexOf's result for a type that is not in the list.
 inline constexpr std::size_t kNotFound = static_cast<std::size_t>(-1);
 
 namespace detail {

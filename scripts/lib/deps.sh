@@ -20,6 +20,7 @@ deps_have() {
     g++) command -v g++ >/dev/null || command -v c++ >/dev/null ;;
     make) command -v make >/dev/null || command -v ninja >/dev/null ;;
     python3) command -v python3 >/dev/null ;;
+    doxygen) command -v doxygen >/dev/null ;;
     libgtest-dev)
       for d in "${cmake_dirs[@]}"; do [[ -f $d/GTest/GTestConfig.cmake ]] && return 0; done
       return 1
