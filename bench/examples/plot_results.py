@@ -7,6 +7,12 @@ within 20x of each other, the totals on a log scale where they are not.
 
 and wator-trace.png from the per-step traces of wa-tor (wator --trace).
 
+    bench/examples/plot_results.py --summary OUT.png FOLDER...
+
+draws one figure of every problem found in the folders' CSVs (searched
+recursively): each variant's time as a multiple of the baseline's in the same
+run, on a log scale (docs/results.md shows it).
+
 Needs matplotlib (pip install matplotlib).
 """
 import csv
@@ -113,7 +119,65 @@ def plot_traces(folder):
     return out
 
 
+def summary(out, folders):
+    """Every problem's CSV under `folders` -> one figure of time / baseline
+    per variant (the ratio comes from one run: the baseline row of the same
+    CSV). Problems without a baseline row are left out, and say so."""
+    paths = sorted({p for folder in folders
+                    for p in glob.glob(os.path.join(folder, "**", "*.csv"), recursive=True)
+                    if not os.path.basename(p).startswith("wator-trace-")})
+    problems = []  # (name, {variant: ratio})
+    variants = []
+    for path in paths:
+        with open(path) as f:
+            rows = [r for r in csv.DictReader(f) if r.get("total_ms") and r.get("variant")]
+        base = next((float(r["total_ms"]) for r in rows if r["variant"] == "baseline"), None)
+        if not rows:
+            continue
+        name = os.path.splitext(os.path.basename(path))[0]
+        if not base:
+            print(f"{path}: no baseline row; left out", file=sys.stderr)
+            continue
+        ratios = {r["variant"]: float(r["total_ms"]) / base for r in rows if r["variant"] != "baseline"}
+        for v in ratios:
+            if v not in variants:
+                variants.append(v)
+        problems.append((name, ratios))
+    if not problems:
+        sys.exit("no results CSV with a baseline row in " + ", ".join(folders))
+    # One row per problem, one marker per variant: a dot plot stays readable
+    # with a dozen variants, where grouped bars did not.
+    markers = "osD^v<>pPX*h"
+    cmap = plt.get_cmap("tab20")
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(problems) + 1.6))
+    for k, v in enumerate(variants):
+        pts = [(p[1][v], i) for i, p in enumerate(problems) if v in p[1]]
+        ax.scatter([x for x, _ in pts], [y for _, y in pts], marker=markers[k % len(markers)],
+                   color="black" if v == "dynasoar" else cmap(k % 20), s=40 if v == "dynasoar" else 22,
+                   label=v, zorder=3 if v == "dynasoar" else 2)
+        if v == "dynasoar":
+            for x, y in pts:
+                ax.annotate(f"{x:.2f}x", (x, y), textcoords="offset points", xytext=(0, 6),
+                            ha="center", fontsize=7)
+    ax.grid(axis="x", which="both", linewidth=0.3)
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    ax.set_yticks(range(len(problems)))
+    ax.set_yticklabels([p[0] for p in problems])
+    ax.set_xscale("log")
+    ax.set_xlabel("time of the simulation loop / the baseline's in the same run\n"
+                  "(log scale; dashed: as fast as the baseline; black: the DynaSOAr heap)", fontsize=8)
+    ax.set_ylim(len(problems) - 0.5, -0.5)
+    ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--summary":
+        print(summary(sys.argv[2], sys.argv[3:]))
+        return
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.csv"))):
