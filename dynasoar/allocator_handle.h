@@ -324,6 +324,13 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
 
   SoaHandle(const SoaHandle&) = delete;
   SoaHandle& operator=(const SoaHandle&) = delete;
+  /// Handles move: the heap, its bitmaps and the device state stay where
+  /// they are, so `device()` handles made before the move stay valid. The
+  /// moved-from handle owns nothing; it may only be destroyed or assigned
+  /// to. Host only; not while kernels of either handle are still running.
+  SoaHandle(SoaHandle&&) noexcept = default;
+  /// Frees this handle's heap, then takes over `other`'s (see the move constructor).
+  SoaHandle& operator=(SoaHandle&&) noexcept = default;
 
   /// The handle for kernels (pass by value).
   Alloc device() const { return Alloc(state_.data()); }

@@ -174,10 +174,38 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
 
   ByteHandle(const ByteHandle&) = delete;
   ByteHandle& operator=(const ByteHandle&) = delete;
+  /// Handles move: the pool and the registry stay where they are, so
+  /// `device()` handles made before the move stay valid. The moved-from
+  /// handle owns nothing; it may only be destroyed or assigned to. Host
+  /// only; not while kernels of either handle are still running.
+  ByteHandle(ByteHandle&&) noexcept = default;
+  /// Frees this handle's objects and pool, then takes over `other`'s.
+  ByteHandle& operator=(ByteHandle&& other) noexcept {
+    if (this == &other) return *this;
+    free_objects_in_device_heap();
+    // Every member, as the defaulted move constructor takes them.
+    stream_ = other.stream_;
+    pool_ = std::move(other.pool_);
+    initial_capacity_ = other.initial_capacity_;
+    types_ = std::move(other.types_);
+    for (std::size_t t = 0; t < kNumTypes; ++t) entries_[t] = std::move(other.entries_[t]);
+    scratch_ = std::move(other.scratch_);
+    error_ = std::move(other.error_);
+    selected_ = std::move(other.selected_);
+    compactor_ = std::move(other.compactor_);
+    enumeration_seconds_ = other.enumeration_seconds_;
+    return *this;
+  }
 
   /// The pool goes with the handle; only CUDA's device heap stays, so the
   /// objects still in it are freed first.
-  ~ByteHandle() {
+  ~ByteHandle() { free_objects_in_device_heap(); }
+
+ private:
+  /// On CUDA's device heap, which outlives the handle: frees the objects
+  /// the registry still lists (nothing for a moved-from handle, whose
+  /// registry is empty). Other pools are freed whole with the handle.
+  void free_objects_in_device_heap() noexcept {
     if constexpr (Raw::kDeviceHeap) {
       try {
         platform::synchronize(stream_);
@@ -196,6 +224,7 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
     }
   }
 
+ public:
   /// The allocator for kernels (pass by value).
   Alloc device() const {
     return Alloc(pool_.device(), registry::RegistryState{types_.data(), error_.data(),

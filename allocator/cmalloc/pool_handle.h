@@ -107,6 +107,12 @@ class PoolHandle {
 
   PoolHandle(const PoolHandle&) = delete;
   PoolHandle& operator=(const PoolHandle&) = delete;
+  /// Pools move: the memory stays where it is, so `device()` allocators made
+  /// before the move stay valid. The moved-from pool owns nothing; it may
+  /// only be destroyed or assigned to. Host only; not while kernels run.
+  PoolHandle(PoolHandle&&) noexcept = default;
+  /// Frees this pool, then takes over `other`'s (see the move constructor).
+  PoolHandle& operator=(PoolHandle&&) noexcept = default;
 
  private:
   // The circular allocators' pre-split chunks and offsets; the bump

@@ -246,6 +246,33 @@ TYPED_TEST(BackendConformance, NewDoCountOverSubclasses) {
   TestFixture::expect_intact(heap);
 }
 
+// Handles move: the objects stay, a device() handle taken before the move
+// still reaches them, and a move assignment frees what the target held.
+TYPED_TEST(BackendConformance, HandlesMoveWithTheirObjects) {
+  using W = typename TestFixture::Classes;
+  static_assert(std::is_nothrow_move_constructible_v<typename W::Handle>);
+  static_assert(!std::is_copy_constructible_v<typename W::Handle>);
+  typename W::Handle first(TestFixture::kHeapBytes);
+  first.template parallel_new<typename W::Fish>(500);
+  const auto before = first.device();
+  typename W::Handle second(std::move(first));
+  EXPECT_EQ(second.template count<typename W::Fish>(), 500u);
+  dynasoar::platform::Buffer<ull> s(3);
+  s.zero();
+  dynasoar::platform::parallel_for(1, DeviceDoCount<W>{before, s.data()});
+  EXPECT_EQ(s.to_vector()[0], 500u) << "a device handle taken before the move";
+  second.template parallel_new<typename W::Shark>(100);
+  EXPECT_EQ(second.template count<typename W::Animal>(), 600u);
+
+  typename W::Handle third(TestFixture::kHeapBytes);
+  third.template parallel_new<typename W::Fish>(7);
+  third = std::move(second);
+  EXPECT_EQ(third.template count<typename W::Fish>(), 600u);
+  EXPECT_EQ(third.template count<typename W::Shark>(), 100u);
+  third.template parallel_do<typename W::Animal, &W::Animal::grow>(1.0);
+  TestFixture::expect_intact(third);
+}
+
 // device_do_staged visits every object once per caller, with copies equal to
 // their objects and `object` usable for identity, also over partly filled
 // blocks (staged through shared memory on the DynaSOAr heap on the GPU).
