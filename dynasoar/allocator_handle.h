@@ -30,6 +30,10 @@
 
 namespace dynasoar {
 
+namespace debug {
+struct HeapInspector;  // dynasoar/debug.h
+}
+
 // dynasoar::OutOfMemory (platform/error.h): a `new` in device code found the heap full.
 
 namespace soa {
@@ -431,10 +435,13 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
         " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
   }
 
-  /// For tests, while no kernel runs: every bitmap consistent (App. A.5), and
-  /// the block states agree with them: a block is free or belongs to exactly
-  /// one class, is non-empty, has that class in its header, and is active iff
-  /// it has a free slot. Empty string if all holds, else the first violation.
+ private:
+  friend struct debug::HeapInspector;
+  /// debug::check_consistency (dynasoar/debug.h): every bitmap consistent
+  /// (App. A.5), and the block states agree with them: a block is free or
+  /// belongs to exactly one class, is non-empty, has that class in its
+  /// header, no live slot marked destroyed, and is active iff it has a free
+  /// slot. Empty string if all holds, else the first violation.
   std::string check_consistency() const {
     std::string e = free_blocks_->check_consistency(stream_);
     if (!e.empty()) return "free-block bitmap: " + e;
@@ -490,7 +497,6 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     return {};
   }
 
- private:
   // parallel_new in whole blocks: one kernel takes n / capacity free blocks
   // with all their slots reserved, a second constructs object i in slot
   // i % capacity of block i / capacity; the last n % capacity objects, and

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
+#include <dynasoar/debug.h>
 
 #include "bench/support/gpu_bench.h"
 
@@ -293,7 +294,7 @@ void bench_utilisation(dynasoar::bench::Csv& csv) {
     } catch (const dynasoar::OutOfMemory&) {
     }
     if (heap.count<Obj64>() != n) fail("utilisation: live objects differ from successful allocations");
-    const std::string err = heap.check_consistency();
+    const std::string err = dynasoar::debug::check_consistency(heap);
     if (!err.empty()) fail("utilisation: " + err);
     const double of_heap = 100.0 * static_cast<double>(n * kObjectBytes) / static_cast<double>(heap_bytes);
     const double of_device = 100.0 * static_cast<double>(n * kObjectBytes) / static_cast<double>(device_bytes);

@@ -6,6 +6,7 @@
 // fit. (A class too large for a block of the DynaSOAr heap is a compile-time
 // error: test/compile_fail/class_too_large.cpp, the test compile_fail.class_too_large.)
 #include <dynasoar/dynasoar.h>
+#include <dynasoar/debug.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -244,7 +245,7 @@ class ApiErrors : public ::testing::Test {
   // allocators have no such check.
   static void expect_consistent(typename W::Handle& heap) {
     if constexpr (kIsHeap<Backend>) {
-      EXPECT_EQ(heap.check_consistency(), "");
+      EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
     }
   }
 };

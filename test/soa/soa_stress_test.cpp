@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
+#include <dynasoar/debug.h>
 
 #include "support/rng.h"
 #include "support/stress_rounds.h"
@@ -182,7 +183,7 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
   EXPECT_EQ(heap.count<Tiny>(), per_type[0]);
   EXPECT_EQ(heap.count<Medium>(), per_type[1]);
   EXPECT_EQ(heap.count<Large>(), per_type[2]);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   if (dynasoar::platform::kCudaBuild) {
     EXPECT_GE(objects, 1000000u);
   }
@@ -191,7 +192,7 @@ TEST(SoaStress, RandomNewDestroyKeepsObjectsAndBlocksIntact) {
   dynasoar::platform::synchronize();
   EXPECT_EQ(heap.count<Tiny>() + heap.count<Medium>() + heap.count<Large>(), 0u);
   EXPECT_EQ(heap.allocated_blocks(), 0u) << "every block is free once every object is destroyed";
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 // Workers that make `per_worker` Tiny objects each, in a heap with exactly
@@ -247,7 +248,7 @@ TEST(SoaStress, HeapFilledToTheLastSlotNeverReportsFull) {
     dynasoar::platform::synchronize();
     ASSERT_EQ(heap.allocated_blocks(), 0u);
   }
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 
@@ -335,9 +336,9 @@ TEST_F(SoaAppendixA, BlockEmptiedAfterItWasSelected) {
   EXPECT_EQ(run(Step::kClaimTiny), 0u) << "a freed, invalidated block must not hand out slots";
   EXPECT_EQ(heap_.allocated_blocks(), 0u) << "the failed claim left the block free";
   EXPECT_EQ(heap_.count<Tiny>(), 0u);
-  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "");
   EXPECT_NE(run(Step::kNewTiny), 0u) << "the allocation searches again and succeeds";
-  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "");
 }
 
 // An object destroyed twice, the second time while another thread deletes
@@ -370,9 +371,9 @@ TEST_F(SoaAppendixA, SecondDestroyWhileTheBlockIsDeleted) {
   }
   EXPECT_EQ(heap_.allocated_blocks(), 0u);
   EXPECT_EQ(heap_.count<Tiny>(), 0u);
-  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "");
   for (int i = 0; i < 3; ++i) EXPECT_NE(run(Step::kNewTiny), 0u) << "the freed block serves again";
-  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "");
 }
 
 // wanted = 1 reserves one of the 20 free slots; wanted = 64 takes all of
@@ -395,12 +396,12 @@ TEST_P(SoaAppendixAReinit, BlockHandedToAnotherClassAfterItWasSelected) {
   EXPECT_EQ(run(Step::kClaimTiny, GetParam()), 0u) << "slots of a Medium block must not become Tiny objects";
   EXPECT_EQ(heap_.count<Tiny>(), 0u);
   EXPECT_EQ(heap_.count<Medium>(), 22u) << "the rollback returned exactly the slots it took";
-  EXPECT_EQ(heap_.check_consistency(), "") << "the block is active for Medium again, with 20 free slots";
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "") << "the block is active for Medium again, with 20 free slots";
   for (int i = 0; i < 20; ++i) EXPECT_NE(run(Step::kNewMedium), 0u) << "Medium slot " << i;
   EXPECT_EQ(heap_.count<Medium>(), 42u);
   EXPECT_EQ(run(Step::kNewTiny), 0u) << "no block is left for Tiny";
   EXPECT_THROW(heap_.check_errors(), dynasoar::OutOfMemory);
-  EXPECT_EQ(heap_.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap_), "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Wanted, SoaAppendixAReinit, ::testing::Values(1u, 64u));
@@ -452,7 +453,7 @@ TEST(SoaStress, TinyHeapBlocksChangeClassUnderContention) {
     EXPECT_THROW(heap.check_errors(), dynasoar::OutOfMemory);
   }
   EXPECT_EQ(heap.allocated_blocks(), 0u) << "every object was destroyed, so every block is free";
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
+#include <dynasoar/debug.h>
 
 namespace {
 
@@ -192,7 +193,7 @@ TEST(SoaDsl, FieldAddressesAndValues) {
   EXPECT_EQ(heap.count<Shape>(), n);
   EXPECT_EQ(heap.count<Circle>(), n) << "Rings are Circles";
   EXPECT_EQ(heap.count<Ring>(), n);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 // snippet-begin: device-do
@@ -223,12 +224,12 @@ TEST(SoaOps, ParallelNewDoCountDestroy) {
   visited.copy_to_host(&s, 1);
   EXPECT_EQ(s, static_cast<unsigned long long>(n));
   EXPECT_EQ(heap.count<Small>(), 2ull * n);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 
   // Objects destroy themselves inside a do-all: values i + 3 for i < n, and n times -1.
   heap.parallel_do<&Small::destroy_if_odd>(heap.device());
   EXPECT_EQ(heap.count<Small>(), static_cast<std::uint64_t>(n / 2));
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   const auto stats = heap.statistics<Small>();
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].objects, static_cast<std::uint64_t>(n / 2));
@@ -244,7 +245,7 @@ TEST(SoaOps, ParallelDoOverSubclasses) {
   heap.parallel_do<&Shape::scale>(1.0f);
   EXPECT_EQ(heap.count<Circle>(), 800u);
   EXPECT_EQ(heap.count<Ring>(), 300u);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 // snippet-begin: out-of-memory
@@ -253,7 +254,7 @@ TEST(SoaOps, OutOfMemoryIsReportedAndHarmless) {
   EXPECT_THROW(heap.parallel_new<Big>(100), dynasoar::OutOfMemory);
   EXPECT_EQ(heap.count<Big>(), 40u) << "new fails only once every slot is used";
   EXPECT_FALSE(heap.out_of_memory()) << "check_errors clears the flag";
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 // snippet-end: out-of-memory
 
@@ -276,7 +277,7 @@ TEST(SoaOps, HeapSizedByObjectCountHoldsThatMany) {
   EXPECT_NO_THROW(heap.check_errors());
   EXPECT_EQ(heap.count<Small>(), n);
   EXPECT_LE(heap.statistics<Small>()[0].blocks, 1004u);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 // parallel_new packs its objects into whole blocks, object i in slot
@@ -290,7 +291,7 @@ TEST(SoaOps, ParallelNewFillsWholeBlocks) {
   ASSERT_EQ(stats.size(), 1u);
   EXPECT_EQ(stats[0].objects, n);
   EXPECT_EQ(stats[0].blocks, (n + cap - 1) / cap) << "every block full but the last";
-  EXPECT_EQ(heap.check_consistency(), "") << "the last block, partly filled, is active; full ones are not";
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "") << "the last block, partly filled, is active; full ones are not";
   dynasoar::platform::Buffer<unsigned long long> sum(1);
   sum.zero();
   heap.parallel_do<Small, &Small::add_to>(sum.data());
@@ -301,7 +302,7 @@ TEST(SoaOps, ParallelNewFillsWholeBlocks) {
   stats = heap.statistics<Small>();
   EXPECT_EQ(stats[0].objects, n + cap - 10);
   EXPECT_LE(stats[0].blocks, (n + cap - 1) / cap + 1);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 }
 
 // parallel_new fails only where `new` would: its last n % capacity objects,
@@ -313,17 +314,17 @@ TEST(SoaOps, ParallelNewUsesFreeSlotsBeforeFailing) {
   Handle heap(Handle::kBlockBytes * 10);
   for (int call = 0; call < 5; ++call) heap.parallel_new<Big>(6);  // 1 whole block and 2 by `new` each
   EXPECT_EQ(heap.count<Big>(), 30u);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   EXPECT_NO_THROW(heap.parallel_new<Big>(10)) << "2 free blocks for 8, 2 free slots for the rest";
   EXPECT_EQ(heap.count<Big>(), 40u);
   EXPECT_THROW(heap.parallel_new<Big>(1), dynasoar::OutOfMemory);
   EXPECT_EQ(heap.count<Big>(), 40u);
-  EXPECT_EQ(heap.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
 
   Handle small_calls(Handle::kBlockBytes * 10);
   for (int call = 0; call < 20; ++call) EXPECT_NO_THROW(small_calls.parallel_new<Big>(2)) << "call " << call;
   EXPECT_EQ(small_calls.count<Big>(), 40u);
-  EXPECT_EQ(small_calls.check_consistency(), "");
+  EXPECT_EQ(dynasoar::debug::check_consistency(small_calls), "");
 }
 
 TEST(SoaOps, RejectsBadHeapSizes) {
