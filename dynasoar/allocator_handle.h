@@ -23,6 +23,7 @@
 
 #include "allocator/soa/heap.h"
 #include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/handle_options.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/soa_allocator.h"
 #include "platform/executor.h"
@@ -264,7 +265,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// blocks), plus its bitmaps. Throws std::invalid_argument if it cannot
   /// hold one block per concrete class or more blocks than a bitmap can
   /// index, and dynasoar::CudaError if device memory runs out.
-  explicit SoaHandle(std::uint64_t heap_bytes, soa::HeapOptions options = {}, Stream s = {})
+  explicit SoaHandle(std::uint64_t heap_bytes, HandleOptions options = {}, Stream s = {})
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
     if (blocks < kConcreteClasses)
@@ -289,7 +290,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
-    host.options = options;
+    host.options = options.heap;
     error_ = platform::Buffer<unsigned>(1);
     error_.zero(s);
     host.error = error_.data();
@@ -319,7 +320,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// Blocks of other classes take room of their own.
   ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
   template <class T>
-  static SoaHandle for_objects(std::uint64_t objects, soa::HeapOptions options = {},
+  static SoaHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                Stream s = {}) {
     // One block of T also for no objects: T's block counts among the classes' blocks.
     const std::uint64_t own = bytes_for<T>(std::max<std::uint64_t>(objects, 1));

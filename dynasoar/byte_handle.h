@@ -30,6 +30,7 @@
 #include "allocator/cmalloc/pool_handle.h"
 #include "allocator/registry/registry.h"
 #include "dynasoar/byte_allocator.h"
+#include "dynasoar/handle_options.h"
 #include "dynasoar/operations.h"
 #include "platform/error.h"
 #include "platform/executor.h"
@@ -37,16 +38,6 @@
 #include "platform/select.h"
 
 namespace dynasoar {
-
-/// Settings of a ByteHandle, for its constructor and for_objects.
-struct ByteHandleOptions {
-  /// Settings of the raw allocator's pool (split policy, heaps).
-  cmalloc::PoolOptions pool{};
-  /// Registry entries per class at first. An array grows (doubles) when a
-  /// compaction finds it over half full and before parallel_new; a `new`
-  /// that finds it full between compactions fails like an out-of-memory.
-  std::uint64_t registry_capacity = std::uint64_t{1} << 20;
-};
 
 namespace registry {
 
@@ -139,7 +130,7 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
 
   /// A pool of `pool_bytes` bytes for the raw allocator, plus the registry.
   /// Throws std::invalid_argument for a pool the allocator cannot use.
-  explicit ByteHandle(std::uint64_t pool_bytes, ByteHandleOptions options = {}, Stream s = {})
+  explicit ByteHandle(std::uint64_t pool_bytes, HandleOptions options = {}, Stream s = {})
       : stream_(s),
         pool_(pool_bytes, options.pool, s),
         initial_capacity_(std::max<std::uint64_t>(options.registry_capacity, 1)) {
@@ -164,7 +155,7 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
   /// guarantee as on the SOA heap: how well a pool packs depends on the
   /// allocator and the order of requests.
   template <class T>
-  static ByteHandle for_objects(std::uint64_t objects, ByteHandleOptions options = {},
+  static ByteHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                 Stream s = {}) {
     const std::uint64_t chunk =
         cmalloc::aligned_size(Alloc::template kObjectBytes<T>) + cmalloc::kAlignment;

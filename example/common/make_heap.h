@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include <dynasoar/dynasoar.h>
 
@@ -16,13 +15,9 @@ namespace dynasoar::example {
 // snippet-begin: make-heap
 template <class Handle>
 Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
-  if constexpr (std::is_constructible_v<Handle, std::uint64_t, ByteHandleOptions>) {
-    ByteHandleOptions options;
-    options.registry_capacity = std::max(options.registry_capacity, objects);
-    return Handle(bytes, options);
-  } else {
-    return Handle(bytes);
-  }
+  HandleOptions options;  // the DynaSOAr heap ignores the registry's setting
+  options.registry_capacity = std::max(options.registry_capacity, objects);
+  return Handle(bytes, options);
 }
 // snippet-end: make-heap
 
