@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -112,7 +113,7 @@ struct DoAllEntries {
 /// parallel operations on it. Users name it AllocatorHandle<Alloc>, the same
 /// for every back end.
 template <class Alloc>
-class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
+class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
   friend class HandleOps<ByteHandle>;
 
  public:
@@ -172,19 +173,13 @@ class ByteHandle : public HandleOps<ByteHandle<Alloc>> {
   ByteHandle(ByteHandle&&) noexcept = default;
   /// Frees this handle's objects and pool, then takes over `other`'s.
   ByteHandle& operator=(ByteHandle&& other) noexcept {
-    if (this == &other) return *this;
-    free_objects_in_device_heap();
-    // Every member, as the defaulted move constructor takes them.
-    stream_ = other.stream_;
-    pool_ = std::move(other.pool_);
-    initial_capacity_ = other.initial_capacity_;
-    types_ = std::move(other.types_);
-    for (std::size_t t = 0; t < kNumTypes; ++t) entries_[t] = std::move(other.entries_[t]);
-    scratch_ = std::move(other.scratch_);
-    error_ = std::move(other.error_);
-    selected_ = std::move(other.selected_);
-    compactor_ = std::move(other.compactor_);
-    enumeration_seconds_ = other.enumeration_seconds_;
+    // The destructor frees what this handle holds and the move constructor
+    // takes every member, so no member list is kept twice (the class is
+    // final and has no const or reference member: replacing it is allowed).
+    if (this != &other) {
+      std::destroy_at(this);
+      std::construct_at(this, std::move(other));
+    }
     return *this;
   }
 
