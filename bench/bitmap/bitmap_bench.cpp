@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "bench/support/gpu_bench.h"
-#include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/hierarchical_bitmap.h"
 
 namespace dynasoar {
 namespace {

@@ -43,7 +43,7 @@
 #include <string>
 #include <vector>
 
-#include "allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "bench/support/gpu_bench.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "platform/error.h"
+#include "dynasoar/platform/error.h"
 
 namespace dynasoar::bench {
 

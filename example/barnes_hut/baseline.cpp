@@ -21,9 +21,9 @@
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
-#include "platform/atomic.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example::barnes_hut {
 namespace {

@@ -26,7 +26,7 @@
 #include "dynasoar/random.h"
 #include "example/barnes_hut/barnes_hut.h"
 #include "example/common/fast_math.h"
-#include "platform/config.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example::barnes_hut {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "platform/error.h"
+#include "dynasoar/platform/error.h"
 
 namespace dynasoar::example {
 

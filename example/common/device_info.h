@@ -4,8 +4,8 @@
 #include <string>
 #include <thread>
 
-#include "platform/config.h"
-#include "platform/error.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/error.h"
 
 namespace dynasoar::example {
 

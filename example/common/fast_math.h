@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "platform/config.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example {
 

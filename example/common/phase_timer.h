@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "platform/config.h"
-#include "platform/error.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/error.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example {
 

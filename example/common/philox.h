@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "dynasoar/random.h"
-#include "platform/config.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example {
 

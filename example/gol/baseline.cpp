@@ -13,9 +13,9 @@
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
 #include "example/gol/rules.h"
-#include "platform/atomic.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example::gol {
 namespace {

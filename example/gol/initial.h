@@ -7,8 +7,8 @@
 
 #include "example/gol/gol.h"
 #include "example/gol/rules.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example::gol {
 

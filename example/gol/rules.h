@@ -6,8 +6,8 @@
 #include <cstdint>
 
 #include "example/common/philox.h"
-#include "platform/bits.h"
-#include "platform/config.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example::gol {
 

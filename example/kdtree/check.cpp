@@ -32,7 +32,7 @@
 #include "example/common/philox.h"
 #include "example/kdtree/kdtree.h"
 #include "example/kdtree/rules.h"
-#include "platform/bits.h"
+#include "dynasoar/platform/bits.h"
 
 namespace dynasoar::example::kdtree {
 namespace {

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"

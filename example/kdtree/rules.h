@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "example/kdtree/kdtree.h"
-#include "platform/config.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example::kdtree {
 

@@ -18,9 +18,9 @@
 
 #include <cstdint>
 
-#include "platform/bits.h"
-#include "platform/config.h"
-#include "platform/warp.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
 
 namespace dynasoar::example::kdtree {
 

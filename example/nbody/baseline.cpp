@@ -13,9 +13,9 @@
 #include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
-#include "platform/atomic.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example::nbody {
 namespace {

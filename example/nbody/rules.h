@@ -22,7 +22,7 @@
 #include "example/common/fast_math.h"
 #include "example/common/philox.h"
 #include "example/nbody/physics.h"
-#include "platform/config.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::example::nbody {
 

@@ -16,9 +16,9 @@
 #include "example/common/run_loop.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
-#include "platform/atomic.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::example::wator {
 namespace {

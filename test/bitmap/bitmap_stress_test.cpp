@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/hierarchical_bitmap.h"
 #include "support/rng.h"
 #include "support/stress_rounds.h"
 

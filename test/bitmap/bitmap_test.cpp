@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/hierarchical_bitmap.h"
 #include "support/rng.h"
 #include "support/sanitized.h"
 

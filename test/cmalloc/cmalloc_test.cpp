@@ -11,8 +11,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "allocator/cmalloc/pool_handle.h"
-#include "allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
 #include "support/rng.h"
 #include "support/sanitized.h"
 #include "support/stress_rounds.h"

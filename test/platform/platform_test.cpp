@@ -27,11 +27,11 @@
 #endif
 #endif
 
-#include "platform/atomic.h"
-#include "platform/bits.h"
-#include "platform/executor.h"
-#include "platform/memory.h"
-#include "platform/warp.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/warp.h"
 #include "support/rng.h"
 
 namespace dynasoar {
@@ -280,7 +280,7 @@ TEST(Buffer, RoundTripAndBounds) {
   EXPECT_EQ(b.data(), nullptr);
 }
 
-// --- the host thread pool (platform/thread_pool.h) -----------------------------------------
+// --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------
 
 // Every worker arrives, then waits until all have: possible only if all run
 // at once. passed[id] = 1 once through. Both tiers (on the GPU 1024 threads

@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "platform/bits.h"
-#include "platform/config.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
 
 namespace dynasoar::test {
 

@@ -1,0 +1,107 @@
+// The two bump-pointer allocators of Vinkler & Havran (paper 000): one
+// atomicAdd per request, no headers. They are the lower bound the other
+// allocators are measured against; neither is a full allocator.
+//
+//   AtomicMalloc (Alg. 1): the offset only grows; memory is never reused and
+//                          free() does nothing.
+//   AWMalloc (Alg. 2):     the offset wraps to the start of the pool when a
+//                          request does not fit at the end. Memory that is
+//                          still in use is then handed out again: correct
+//                          only if every allocation dies before the pool
+//                          wraps around to it (Sec. 5.1). free() does nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/config.h"
+
+namespace dynasoar::cmalloc {
+
+/// Every allocator of this family returns 16-byte aligned memory.
+inline constexpr std::uint64_t kAlignment = 16;
+
+/// Error flags raised in device code and reported by the pool's handle.
+enum PoolError : unsigned { kPoolOk = 0, kPoolOutOfMemory = 1 };
+
+/// `bytes` rounded up to a multiple of kAlignment; a request of 0 bytes takes 16.
+DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint64_t bytes) {
+  return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// Alg. 1.
+struct AtomicMalloc {
+  /// Name used in error messages.
+  static constexpr const char* kName = "AtomicMalloc";
+  /// False: free() does nothing and memory comes back only through reset().
+  static constexpr bool kCanFree = false;
+  /// False: no chunk list; PoolHandle sets up a bump counter instead.
+  static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
+  static constexpr bool kDeviceHeap = false;
+
+  std::uint64_t mem;                 ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;               ///< pool size, a multiple of 16
+  unsigned long long* offset;        ///< the paper's memOffset
+  unsigned* error;                   ///< PoolError flags, set when the pool is used up
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr once the pool is used up.
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    const std::uint64_t size = aligned_size(n);
+    const std::uint64_t at = platform::atomic_fetch_add(offset, static_cast<unsigned long long>(size));
+    if (size > bytes || at > bytes - size) {  // the offset keeps growing; 64 bits do not wrap
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+      return nullptr;
+    }
+    return reinterpret_cast<void*>(mem + at);
+  }
+  /// Does nothing: this allocator cannot free (device and host code).
+  DYNASOAR_HD void free(void*) const {}  // cannot free
+};
+
+/// Alg. 2, with 64-bit offsets.
+struct AWMalloc {
+  /// Name used in error messages.
+  static constexpr const char* kName = "AWMalloc";
+  /// False: free() does nothing and memory comes back only through reset().
+  static constexpr bool kCanFree = false;
+  /// False: no chunk list; PoolHandle sets up a bump counter instead.
+  static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
+  static constexpr bool kDeviceHeap = false;
+
+  std::uint64_t mem;           ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;         ///< pool size, a multiple of 16
+  unsigned long long* offset;  ///< the paper's memOffset; wraps to the start of the pool
+  unsigned* error;             ///< PoolError flags, set for a request larger than the pool
+
+  /// 16-byte aligned memory for `n` bytes; nullptr only if n exceeds the pool.
+  /// May return memory that an earlier allocation still uses (see above).
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    const std::uint64_t size = aligned_size(n);
+    if (size > bytes) {
+      platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+      return nullptr;
+    }
+    const auto step = static_cast<unsigned long long>(size);
+    unsigned long long at = platform::atomic_fetch_add(offset, step);
+    if (at + size <= bytes) return reinterpret_cast<void*>(mem + at);
+    // Past the end: wrap to the start, unless another thread already did.
+    // Alg. 2 leaves the loop when the offset it saw is inside the pool and
+    // then returns the `size` bytes below that offset, which another thread
+    // has just been given; here a request that does not fit always wraps.
+    unsigned long long expected = at + size;
+    for (;;) {
+      if (platform::atomic_compare_exchange(offset, expected, step)) return reinterpret_cast<void*>(mem);
+      if (expected + size <= bytes) {  // wrapped by another thread: allocate normally
+        at = platform::atomic_fetch_add(offset, step);
+        if (at + size <= bytes) return reinterpret_cast<void*>(mem + at);
+        expected = at + size;
+      }
+    }
+  }
+  /// Does nothing: this allocator cannot free (device and host code).
+  DYNASOAR_HD void free(void*) const {}  // cannot free
+};
+
+}  // namespace dynasoar::cmalloc

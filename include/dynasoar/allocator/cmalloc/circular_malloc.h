@@ -1,0 +1,660 @@
+// The circular-list allocators of Vinkler & Havran (paper 000, Sec. 5.2-5.4,
+// Alg. 3): the pool is a circular singly linked list of chunks, each with
+// an 8-byte header (used flag, offset of the next chunk). A request walks
+// the list from a shared offset to the first free chunk that is large
+// enough, locks it with a compare-and-swap, splits it when it is more than
+// MAX_FRAG times the request, and moves the offset past it. A free merges
+// the chunk with the next one if that one is free.
+//
+//   CMalloc    flag and next offset in two 4-byte words; one shared offset
+//   CFMalloc   flag fused into the next-offset word (one word per access)
+//   CMMalloc   CMalloc with one offset per multiprocessor (per-SM heaps)
+//   CFMMalloc  CFMalloc with one offset per multiprocessor
+//
+// Units. Offsets count 16-byte granules, so data is 16-byte aligned and 31
+// bits address 32 GiB (the paper's 4-byte words: 8 GiB). The header of the
+// chunk at granule g occupies bytes [16g + 8, 16g + 16); its data starts at
+// 16(g + 1) and ends at the next chunk's header. The last granule holds a
+// sentinel header, always used, whose next is granule 0: the list is
+// circular (Fig. 1).
+//
+// Deviation from the paper: stale headers. A merge leaves the absorbed
+// chunk's header inside the merged chunk's data, and the paper argues that
+// no thread can still be standing on it when the data is overwritten. A
+// thread that is descheduled for long (always possible on host threads,
+// rarely on a GPU) can be. Each header therefore carries a tag derived from
+// its position (in the flag word; in the fused form the header is one 8-byte
+// word: tag, flag, next), and the header of an absorbed chunk is overwritten
+// with tag 0, which no header has (invalidate). A walk that reads a header
+// without its tag steps back to the last valid header it passed (whose next
+// a merge has moved past the absorbed one), or else restarts from the
+// offset or from its heap's first chunk, which is never absorbed
+// (absorbable; no free, alone or joined with its warp's, crosses a heap's
+// start); a compare-and-swap on bytes that are no longer a header fails
+// unless the user's data equals that exact tag (odds of 2^-30).
+//
+// Deviation from the paper: merge on walk (PoolOptions::merge_on_walk, on
+// by default). free() merges a chunk only with the next one, and only if
+// that one is free at that moment, so two neighbours freed in the order
+// they were made stay apart for ever, and a pool under churn is cut ever
+// finer until larger requests fail on a pool that is mostly free. A walk
+// that has passed kMergeAfterSmall free chunks too small for its request
+// claims the next one whose successor is free and absorbs the free chunks
+// after it (absorb_free_successors). Waiting for kMergeAfterSmall keeps the
+// pre-split's small chunks apart (they serve concurrent small requests),
+// and checking the successor with a load first keeps walks from claiming
+// chunks they cannot grow.
+#pragma once
+
+#include <cstdint>
+
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
+
+// Diagnostic counters (bench/cmalloc/cmalloc_probe builds with
+// DYNASOAR_CMALLOC_STATS): what the walks of a launch cost. Off otherwise.
+#if defined(DYNASOAR_CMALLOC_STATS) && defined(__CUDACC__)
+namespace dynasoar::cmalloc::stats {
+enum Counter {
+  kWalks,
+  kHops,
+  kBusy,
+  kJumps,
+  kInvalid,
+  kGroupFallbacks,
+  kMerges,
+  kRunMerges,
+  kFailedWalks,
+  kWalkMerges,
+  kCount
+};
+__device__ unsigned long long counters[kCount];
+}  // namespace dynasoar::cmalloc::stats
+#define DYNASOAR_CMALLOC_COUNT(c) DYNASOAR_CMALLOC_COUNT_IMPL(c)
+#if DYNASOAR_DEVICE_CODE
+#define DYNASOAR_CMALLOC_COUNT_IMPL(c) \
+  atomicAdd(&::dynasoar::cmalloc::stats::counters[::dynasoar::cmalloc::stats::c], 1ull)
+#else
+#define DYNASOAR_CMALLOC_COUNT_IMPL(c) ((void)0)
+#endif
+#else
+#define DYNASOAR_CMALLOC_COUNT(c) ((void)0)
+#endif
+
+namespace dynasoar::cmalloc {
+
+/// Largest pool of the circular allocators, in granules (31-bit offsets).
+inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
+
+/// Merge on walk (PoolOptions::merge_on_walk): free chunks too small for its
+/// request that a walk passes before it starts joining them. A few such
+/// chunks are the normal state of a pool in use (and the pre-split's small
+/// chunks, which serve concurrent small requests, must not be joined by the
+/// first large request that passes them); many mean the pool is cut finer
+/// than its requests.
+inline constexpr std::uint32_t kMergeAfterSmall = 16;
+
+/// The circular-list allocators (Alg. 3, Sec. 5.2-5.4): `kFused` puts the used
+/// flag into the next-offset word, `kMulti` gives each multiprocessor its own
+/// offset. Trivially copyable: kernels receive it by value from
+/// PoolHandle::device(). Its fields and header helpers are public so that
+/// PoolHandle can set up the pool and walk the list on the host.
+template <bool kFused, bool kMulti>
+struct CircularMalloc {
+  /// Name used in error messages: CMalloc, CFMalloc, CMMalloc or CFMMalloc.
+  static constexpr const char* kName =
+      kFused ? (kMulti ? "CFMMalloc" : "CFMalloc") : (kMulti ? "CMMalloc" : "CMalloc");
+  /// True: free() returns chunks to the list.
+  static constexpr bool kCanFree = true;
+  /// True: PoolHandle pre-splits the pool into a chunk list (Eq. 1).
+  static constexpr bool kCircular = true;
+  /// False: the pool is a buffer owned by PoolHandle.
+  static constexpr bool kDeviceHeap = false;
+  /// Whether the used flag shares the 8-byte header word with the next offset.
+  static constexpr bool kFusedHeader = kFused;
+  /// Whether there is one offset (and heap region) per multiprocessor.
+  static constexpr bool kMultiOffset = kMulti;
+
+  std::uint64_t mem;            ///< address of granule 0 (16-byte aligned)
+  std::uint32_t granules;       ///< pool size; the sentinel is granule granules - 1
+  std::uint32_t heaps;          ///< offsets: 1, or per_processor per multiprocessor
+  std::uint32_t per_processor;  ///< multi-offset: heaps per multiprocessor, chosen by warp slot
+  std::uint32_t region;         ///< granules per heap; heap h starts at granule h * region
+  std::uint32_t* offsets;       ///< the paper's memOffset (per heap)
+  std::uint32_t max_frag;       ///< split a chunk larger than request * max_frag
+  bool coalesce;                ///< serve the lanes of a warp with one walk (see malloc)
+  std::uint32_t merge_after_small;  ///< merge on walk after this many free chunks too small (walk)
+  unsigned* error;              ///< PoolError flags, set when a walk finds no chunk
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
+  /// when a walk of two full circles found no free chunk large enough.
+  ///
+  /// Warp-level coalescing (not in paper 000; DynaSOAr's Sec. 4.2 does the
+  /// same for its heap): the lanes of a warp that call malloc together are
+  /// served by one walk. Their leader takes one chunk for all of them and
+  /// cuts it into one chunk per lane, each with its own header, so every
+  /// lane's memory is freed on its own as usual. If no chunk for the whole
+  /// group is found, each lane walks for itself.
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    if (!coalesce) return malloc_uncoalesced(n);
+    const std::uint64_t units = units_for(n);
+    return units >= granules ? fail() : malloc_coalesced(static_cast<std::uint32_t>(units));
+  }
+
+  /// malloc as paper 000 Alg. 3 has it: every thread walks for itself.
+  DYNASOAR_HD void* malloc_uncoalesced(std::uint64_t n) const {
+    const std::uint64_t units = units_for(n);
+    return units >= granules ? fail() : data(walk(static_cast<std::uint32_t>(units)));
+  }
+
+ private:
+  /// Granules of a chunk for an n-byte request: its data and one header granule.
+  DYNASOAR_HD static std::uint64_t units_for(std::uint64_t n) {
+    return aligned_size(n) / kAlignment + 1;
+  }
+
+  DYNASOAR_HD void* malloc_coalesced(std::uint32_t units) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask group = warp::present_lanes();
+    const unsigned lane = warp::lane_id() % 32u;
+    if (group == (warp::lane_mask{1} << lane)) return data(walk(units));  // alone: no group
+    const auto leader = static_cast<unsigned>(platform::ctz(group));
+    const auto last = static_cast<unsigned>(63 - platform::clz(static_cast<std::uint64_t>(group)));
+    std::uint64_t before = 0, total = 0;  // granules of the lanes below this one, and of all
+    for (warp::lane_mask m = group; m != 0; m &= m - 1) {
+      const auto src = static_cast<unsigned>(platform::ctz(m));
+      const std::uint32_t u = warp::shfl(group, units, src);
+      if (src < lane) before += u;
+      total += u;
+    }
+    std::uint32_t g = kNoChunk, end = 0;
+    if (lane == leader && total < granules) g = walk(static_cast<std::uint32_t>(total), &end);
+    g = warp::shfl(group, g, leader);
+    if (g == kNoChunk) {  // no room for the group: one walk per lane
+      DYNASOAR_CMALLOC_COUNT(kGroupFallbacks);
+      return data(walk(units));
+    }
+    end = warp::shfl(group, end, leader);
+    const auto mine = static_cast<std::uint32_t>(g + before);
+    // The leader's header exists; the others write theirs (used) inside the
+    // group's chunk, and only then does the leader link the first of them.
+    if (lane != leader) {
+      init_used(mine, lane == last ? end : mine + units);
+      platform::thread_fence();
+    }
+    warp::sync(group);
+    if (lane == leader) set_next(g, g + units);  // a group has two lanes or more (see above)
+    return data(mine);
+  }
+
+ public:
+  /// Returns memory from malloc() (Alg. 3, freeCMalloc); nullptr is ignored.
+  ///
+  /// With coalescing, the lanes of a warp that free together first join
+  /// those of their chunks that follow one another (a coalesced malloc's
+  /// group, freed together, is one run): the first chunk of a run absorbs
+  /// the others, whose lanes own them, so this takes no compare-and-swap.
+  /// Each run then does what Alg. 3 does for one chunk. Without it, a group's
+  /// chunks stay separate when its lanes free them at once (each lane finds
+  /// its successor still used), and the pool is cut into ever smaller chunks.
+  DYNASOAR_HD void free(void* p) const {
+    if (coalesce) {
+      free_coalesced(p);
+    } else if (p != nullptr) {
+      const std::uint32_t g = granule_of(p);
+      free_run(g, load_next(g));
+    }
+  }
+
+  /// The offset this thread uses: its multiprocessor's (Sec. 5.4), or the
+  /// one. With per_processor > 1 (not in the paper) the warps of a
+  /// multiprocessor share its heaps by their slot.
+  DYNASOAR_HD std::uint32_t home_heap() const {
+    if constexpr (!kMulti) return 0;
+    const std::uint32_t slot = per_processor > 1 ? platform::warp::warp_slot() % per_processor : 0;
+    return (platform::warp::processor_id() * per_processor + slot) % heaps;
+  }
+
+ private:
+  DYNASOAR_HD std::uint32_t granule_of(const void* p) const {
+    return static_cast<std::uint32_t>((reinterpret_cast<std::uint64_t>(p) - mem) / kAlignment - 1);
+  }
+
+  /// The heap whose region holds granule g.
+  DYNASOAR_HD std::uint32_t heap_of(std::uint32_t g) const {
+    if constexpr (!kMulti) return 0;
+    const std::uint32_t h = g / region;
+    return h < heaps ? h : heaps - 1;
+  }
+  DYNASOAR_HD std::uint32_t heap_start(std::uint32_t h) const { return kMulti ? h * region : 0; }
+
+  /// Whether a free may absorb the chunk at g. Not the sentinel, and not the
+  /// first chunk of a heap: those headers stay valid for ever, so a walk that
+  /// meets a stale header can restart from its heap's start (see walk).
+  DYNASOAR_HD bool absorbable(std::uint32_t g) const {
+    return g != granules - 1 && (!kMulti || g % region != 0 || g / region >= heaps);
+  }
+
+  /// Alg. 3's free for an owned run that starts at g and ends at `next`:
+  /// absorb the following chunk if it is free, then mark the run free.
+  DYNASOAR_HD void free_run(std::uint32_t g, std::uint32_t next) const {
+    std::uint32_t after = 0;
+    if (absorbable(next) && try_claim(next, after) == Claim::kTaken) {
+      // The next chunk was free and is now ours: absorb it.
+      set_next(g, after);
+      invalidate(next);
+      platform::atomic_store(&offsets[heap_of(g)], after, platform::release);
+      DYNASOAR_CMALLOC_COUNT(kMerges);
+    }
+    release(g);  // release order: our writes (data, merged next) come first
+  }
+
+  DYNASOAR_HD void free_coalesced(void* p) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask group = warp::present_lanes();
+    const unsigned lane = warp::lane_id() % 32u;
+    const std::uint32_t g = p == nullptr ? kNoChunk : granule_of(p);
+    const std::uint32_t next = p == nullptr ? kNoChunk : load_next(g);
+    // succ: the lane whose chunk starts where this one ends; absorbed: some
+    // lane's chunk ends where this one starts.
+    unsigned succ = lane;
+    bool absorbed = false;
+    for (warp::lane_mask m = group; m != 0; m &= m - 1) {
+      const auto src = static_cast<unsigned>(platform::ctz(m));
+      const std::uint32_t their_g = warp::shfl(group, g, src);
+      const std::uint32_t their_next = warp::shfl(group, next, src);
+      // Never across a heap's first chunk (see absorbable): a warp may free
+      // the last chunk of one heap and the first of the next together.
+      if (g != kNoChunk && their_g == next && absorbable(next)) succ = src;
+      if (g != kNoChunk && their_next == g && absorbable(g)) absorbed = true;
+    }
+    // Pointer jumping: after five rounds `end` is the end of the run that
+    // starts here (runs have at most 32 chunks).
+    std::uint32_t end = next;
+    for (int round = 0; round < 5; ++round) {
+      const std::uint32_t succ_end = warp::shfl(group, end, succ);
+      const unsigned succ_succ = warp::shfl(group, succ, succ);
+      end = succ_end;
+      succ = succ_succ;
+    }
+    // The absorbed headers become invalid, visibly, before their run's head
+    // links past them and frees the run (whose next owner may write there).
+    if (g != kNoChunk && absorbed) {
+      invalidate(g);
+      platform::thread_fence();
+    }
+    warp::sync(group);
+    if (g == kNoChunk || absorbed) return;
+    if (end != next) {
+      set_next(g, end);
+      DYNASOAR_CMALLOC_COUNT(kRunMerges);
+    }
+    free_run(g, end);
+  }
+
+ public:
+  /// Writes the sentinel header at the last granule: used, next is granule 0.
+  DYNASOAR_HD void init_sentinel() const {
+    const std::uint32_t g = granules - 1;
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, true, 0));
+    } else {
+      platform::atomic_store(next_word(g), 0u);
+      platform::atomic_store(flag_word(g), tag(g) | 1u);
+    }
+  }
+
+  // --- headers ------------------------------------------------------------------------
+
+  /// Position tag of the header at granule g; bit 0 is the used flag.
+  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint32_t tag(std::uint32_t g) {
+    return (static_cast<std::uint32_t>(platform::mix64(g) >> 32) & ~1u) | 2u;  // never 0
+  }
+  static constexpr std::uint32_t kUsedBit = 1u << 31;  ///< fused form: flag in the next word
+
+  /// Two-word form: the header word of the chunk at g that holds its tag and used flag.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* flag_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 8);
+  }
+  /// Two-word form: the header word of the chunk at g that holds the next chunk's offset.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint32_t* next_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint32_t*>(mem + kAlignment * g + 12);
+  }
+  /// Fused form: one 8-byte word, tag in the high half, used bit and next below.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t* fused_word(std::uint32_t g) const {
+    return reinterpret_cast<std::uint64_t*>(mem + kAlignment * g + 8);
+  }
+  /// The fused header word of the chunk at g: its tag, the used flag and `next`.
+  DYNASOAR_HD static DYNASOAR_FORCEINLINE std::uint64_t fused(std::uint32_t g, bool used,
+                                                              std::uint32_t next) {
+    return (static_cast<std::uint64_t>(tag(g)) << 32) | (used ? kUsedBit : 0u) | next;
+  }
+
+  /// kSmall: free, but smaller than the min_units asked for (not claimed).
+  enum class Claim { kTaken, kBusy, kSmall, kInvalid };
+
+  /// Tries to mark the chunk at g used (Alg. 3 line 5); `next` receives its
+  /// next offset either way. kInvalid: g holds no header (any more).
+  ///
+  /// The header is read before the compare-and-swap (test and test-and-set;
+  /// Alg. 3 swaps at once): a chunk that is used, or free but smaller than
+  /// `min_units`, is passed with one load instead of an atomic on a line
+  /// that every walk behind this one also touches. A chunk too small is
+  /// reported kBusy.
+  DYNASOAR_HD Claim try_claim(std::uint32_t g, std::uint32_t& next,
+                              std::uint32_t min_units = 0) const {
+    if (g >= granules) return Claim::kInvalid;
+    Claim c = Claim::kBusy;
+    if constexpr (kFused) {
+      std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
+      if ((w >> 32) != tag(g)) return Claim::kInvalid;
+      const std::uint32_t seen_next = static_cast<std::uint32_t>(w) & ~kUsedBit;
+      if ((w & kUsedBit) == 0 && min_units != 0 && seen_next - g < min_units) {
+        c = Claim::kSmall;
+      } else if ((w & kUsedBit) == 0) {
+        if (platform::atomic_compare_exchange(fused_word(g), w, w | kUsedBit, platform::acquire))
+          c = Claim::kTaken;
+        else if ((w >> 32) != tag(g))
+          return Claim::kInvalid;
+      }
+      next = static_cast<std::uint32_t>(w) & ~kUsedBit;
+    } else {
+      std::uint32_t seen = platform::atomic_load(flag_word(g), platform::acquire);
+      if ((seen | 1u) != (tag(g) | 1u)) return Claim::kInvalid;
+      next = platform::atomic_load(next_word(g), platform::acquire);
+      if (seen == tag(g) && min_units != 0 && next - g < min_units) {
+        c = Claim::kSmall;
+      } else if (seen == tag(g)) {
+        if (platform::atomic_compare_exchange(flag_word(g), seen, tag(g) | 1u, platform::acquire)) {
+          c = Claim::kTaken;
+          // Ours now: its next may have changed since the read above.
+          next = platform::atomic_load(next_word(g), platform::acquire);
+        } else if (seen != (tag(g) | 1u)) {
+          return Claim::kInvalid;
+        }
+      }
+    }
+    // A real header points forward, the sentinel back to granule 0.
+    const bool plausible = g == granules - 1 ? next == 0 : (next > g && next < granules);
+    if (!plausible) {
+      if (c == Claim::kTaken) release(g);
+      return Claim::kInvalid;
+    }
+    return c;
+  }
+
+  /// The next-chunk offset in the header at g (one atomic load, no ordering).
+  DYNASOAR_HD std::uint32_t load_next(std::uint32_t g) const {
+    if constexpr (kFused)
+      return static_cast<std::uint32_t>(platform::atomic_load(fused_word(g))) & ~kUsedBit;
+    else
+      return platform::atomic_load(next_word(g));
+  }
+
+  /// Owner only: links the chunk to `next`, publishing what was written before.
+  DYNASOAR_HD void set_next(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused)
+      platform::atomic_store(fused_word(g), fused(g, true, next), platform::release);
+    else
+      platform::atomic_store(next_word(g), next, platform::release);
+  }
+
+  /// Owner only: marks the chunk free (Alg. 3 lines 11 and 33).
+  DYNASOAR_HD void release(std::uint32_t g) const {
+    if constexpr (kFused)
+      platform::atomic_fetch_and(fused_word(g), ~static_cast<std::uint64_t>(kUsedBit),
+                                 platform::release);
+    else
+      platform::atomic_store(flag_word(g), tag(g), platform::release);
+  }
+
+  /// Owner only, after absorbing the chunk at g: its header becomes bytes
+  /// that no walk accepts (tag 0; tags are never 0). Left as it was (used,
+  /// valid tag), it would lie in the merged chunk's data, and a user who
+  /// writes only part of those bytes (the low half, say, with padding above)
+  /// could turn it into a valid free header that a late walk claims: its
+  /// compare-and-swap would write into the user's object.
+  DYNASOAR_HD void invalidate(std::uint32_t g) const {
+    if constexpr (kFused)
+      platform::atomic_store(fused_word(g), std::uint64_t{0});
+    else
+      platform::atomic_store(flag_word(g), 0u);
+  }
+
+  /// Writes the header of a new free chunk (published by the caller's set_next).
+  DYNASOAR_HD void init_free(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, false, next));
+    } else {
+      platform::atomic_store(next_word(g), next);
+      platform::atomic_store(flag_word(g), tag(g));
+    }
+  }
+
+  /// No chunk: the result of a walk that found none, or a lane that frees nullptr.
+  static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
+  /// Most times one walk follows the offset forward (see walk).
+  static constexpr unsigned kMaxJumps = 1u << 20;
+  /// Chunks a coalesced group's walk visits before its lanes walk one by one
+  /// (multi-offset; group walks in cmalloc_bench's survey visit about 30 on
+  /// average). On one offset they visit about 2 000 on average, with a long
+  /// tail: limits of 4 096 and 65 536 sent so many lanes walking on their
+  /// own that walks crowded the list, ran slow and some failed on a pool
+  /// with room (bench/results/2026-11-24-h100-cmalloc-walk/final-2/).
+  static constexpr std::uint64_t kGroupHops = 4096;
+  /// kGroupHops for the single-offset variants, whose group walks are far longer.
+  static constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
+  /// How far ahead of a walk the offset must be for the walk to follow it:
+  /// 256 KiB (chosen among following every move, 64, 1024 and 16384
+  /// granules, and never; docs/history.md, "The collapse under a million
+  /// requests").
+  static constexpr std::uint32_t kFollowGranules = 16384;
+
+  /// Alg. 3: walks the list from the home offset for a free chunk of at
+  /// least `units` granules, takes it (split if too large) and returns its
+  /// first granule; kNoChunk (and the error flag) after two circles (three
+  /// if it jumped; see below). With `end` (a group's leader) it gives up
+  /// after kGroupHops chunks and raises no flag; `end` receives the granule
+  /// after the chunk taken.
+  DYNASOAR_HD std::uint32_t walk(std::uint32_t units, std::uint32_t* end = nullptr) const {
+    const std::uint32_t heap = home_heap();
+    // Acquire: the header at the offset was written before the offset moved there.
+    std::uint32_t g = platform::atomic_load(&offsets[heap], platform::acquire);
+    std::uint32_t next = 0;
+    DYNASOAR_CMALLOC_COUNT(kWalks);
+    unsigned restarts = 0, jumps = 0;
+    // Two circles: a full one can miss a chunk freed behind the walk. Jumps
+    // (below) happen only in a first circle, which is not counted: they skip
+    // chunks that may have been freed since the offset passed them.
+    // A group's leader gives up after kGroupHops chunks, and its lanes walk
+    // one by one. That costs less than a leader's search of the whole pool
+    // for a chunk that may not exist (pre-split by Eq. 1, a pool of a few
+    // hundred MiB has millions of chunks and none for a warp's 32 x 16 KiB).
+    std::uint64_t hops = 0;
+    std::uint32_t small = 0;  // free chunks passed because they were too small
+    std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
+    for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
+      DYNASOAR_CMALLOC_COUNT(kHops);
+      if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
+      // A chunk smaller than the request is passed unclaimed (kSmall).
+      Claim c = try_claim(g, next, units);
+      if (c == Claim::kInvalid) {
+        // A stale header (see above): step back to the last valid header
+        // (below), or else start again from the offset, which has probably
+        // moved on, and every second time from the heap's first chunk, whose
+        // header is never absorbed. An offset that names a stale header is
+        // moved to the heap's first chunk, so that walks stop following it
+        // there.
+        DYNASOAR_CMALLOC_COUNT(kInvalid);
+        std::uint32_t expected = g;
+        if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
+          platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
+        walked += 1;
+        // The chunk before was valid a moment ago, and a free that absorbs a
+        // chunk links its predecessor past it before it invalidates it: one
+        // step back usually finds the list again. Restarting from the offset
+        // instead made walks through a region where warps free together (and
+        // so merge often) start over dozens of times each.
+        if (prev != kNoChunk) {
+          g = prev;
+          prev = kNoChunk;
+          continue;
+        }
+        g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
+                                : heap_start(heap);
+        continue;
+      }
+      std::uint32_t size = g == granules - 1 ? 0 : next - g;
+      // Merge on walk: past merge_after_small small free chunks, one whose
+      // successor is free too is claimed and absorbs the free chunks after it.
+      if (c == Claim::kSmall && small++ >= merge_after_small && absorbable(next) && is_free(next) &&
+          try_claim(g, next) == Claim::kTaken) {
+        c = Claim::kTaken;
+        size = absorb_free_successors(g, next, units);
+      }
+      if (c == Claim::kTaken) {
+        if (units <= size) {
+          const std::uint32_t after = take(g, next, size, units, heap);
+          if (end != nullptr) *end = after;
+          return g;
+        }
+        release(g);  // too small
+      } else {
+        DYNASOAR_CMALLOC_COUNT(kBusy);
+        // Not in Alg. 3: passing a chunk it cannot have, a walk follows the
+        // offset if it has moved far ahead meanwhile. The chunks in between
+        // were taken by the walks that started with this one (on one offset,
+        // thousands of them), and visiting them one by one is what makes a
+        // single-offset pool collapse under a million concurrent requests.
+        // Close behind the offset a walk keeps to the list: following every
+        // move would queue all walks on the chunk at the offset. A jump
+        // counts the granules it skips, a walk jumps at most kMaxJumps times
+        // and only in its first circle, and then still walks two full
+        // circles before it gives up, as without jumps. (A jump once counted
+        // as one granule: a walk failing near exhaustion, where the offset
+        // keeps moving, followed it round the pool dozens of times in its
+        // "first circle", and a fill of 64 MiB took 168 s instead of a few.)
+        if (jumps < kMaxJumps && walked < granules) {
+          const std::uint32_t o = platform::atomic_load(&offsets[heap], platform::acquire);
+          if (ahead(o, next) && distance(next, o) >= kFollowGranules) {
+            DYNASOAR_CMALLOC_COUNT(kJumps);
+            ++jumps;
+            walked += distance(g, o);
+            g = o;
+            continue;
+          }
+        }
+      }
+      walked += size == 0 ? 1 : size;
+      prev = g;
+      g = next;
+    }
+    DYNASOAR_CMALLOC_COUNT(kFailedWalks);
+    if (end == nullptr) fail();  // a group's leader falls back to per-lane walks instead
+    return kNoChunk;
+  }
+
+  /// Merge on walk (not in paper 000): a walk that holds a free chunk too
+  /// small for its request absorbs the free chunks that follow it, as free()
+  /// absorbs one, until the chunk is large enough or the next one is in use.
+  /// The paper merges only at free() and only with the next chunk, so after
+  /// many small requests are freed the list stays cut into small free chunks
+  /// and a larger request walks (and fails) over all of them although the
+  /// pool is empty. Returns the new size; `next` is updated.
+  DYNASOAR_HD std::uint32_t absorb_free_successors(std::uint32_t g, std::uint32_t& next,
+                                                   std::uint32_t units) const {
+    while (next - g < units && absorbable(next)) {
+      std::uint32_t after = 0;
+      if (try_claim(next, after) != Claim::kTaken) break;
+      set_next(g, after);
+      invalidate(next);
+      next = after;
+      DYNASOAR_CMALLOC_COUNT(kWalkMerges);
+    }
+    return next - g;
+  }
+
+  /// Whether the header at g is valid and free (one load; a hint only: the
+  /// chunk may be taken before the caller's compare-and-swap).
+  DYNASOAR_HD bool is_free(std::uint32_t g) const {
+    if constexpr (kFused) {
+      const std::uint64_t w = platform::atomic_load(fused_word(g), platform::acquire);
+      return (w >> 32) == tag(g) && (w & kUsedBit) == 0;
+    } else {
+      return platform::atomic_load(flag_word(g), platform::acquire) == tag(g);
+    }
+  }
+
+  /// Raises the out-of-memory flag; returns nullptr, for malloc to pass on.
+  DYNASOAR_HD void* fail() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+    return nullptr;
+  }
+  /// Address of the data of the chunk at g; nullptr for kNoChunk.
+  DYNASOAR_HD void* data(std::uint32_t g) const {
+    return g == kNoChunk
+               ? nullptr
+               : reinterpret_cast<void*>(mem + kAlignment * (static_cast<std::uint64_t>(g) + 1));
+  }
+
+  /// Writes the header of a chunk that is used from the start (the lanes'
+  /// chunks of a coalesced request; published by the leader's set_next).
+  DYNASOAR_HD void init_used(std::uint32_t g, std::uint32_t next) const {
+    if constexpr (kFused) {
+      platform::atomic_store(fused_word(g), fused(g, true, next));
+    } else {
+      platform::atomic_store(next_word(g), next);
+      platform::atomic_store(flag_word(g), tag(g) | 1u);
+    }
+  }
+
+  /// Alg. 3 lines 13-22: split off the rest if the chunk is too large and
+  /// move the offset on; returns the granule after the chunk taken.
+  DYNASOAR_HD std::uint32_t take(std::uint32_t g, std::uint32_t next, std::uint32_t size,
+                                 std::uint32_t units, std::uint32_t heap) const {
+    std::uint32_t after = next;
+    if (units + 1 <= size && static_cast<std::uint64_t>(units) * max_frag <= size) {
+      after = g + units;
+      init_free(after, next);
+      set_next(g, after);  // release: the new header is written before it is linked
+    }
+    advance_offset(heap, after);
+    return after;
+  }
+
+  /// Granules from a forward to b around the circle.
+  DYNASOAR_HD std::uint32_t distance(std::uint32_t a, std::uint32_t b) const {
+    return b >= a ? b - a : b + granules - a;
+  }
+  /// Whether granule a lies ahead of b, by less than half the circle.
+  DYNASOAR_HD bool ahead(std::uint32_t a, std::uint32_t b) const {
+    const std::uint32_t d = distance(b, a);
+    return d != 0 && d < granules / 2;
+  }
+
+  /// Alg. 3 line 21 sets the offset past the chunk taken. Walks that finish
+  /// out of order would move it back over chunks just taken, and every walk
+  /// that starts there visits them again; here it only moves forward (by
+  /// less than half the circle). free() still moves it back, as in the
+  /// paper, so that freed chunks are found.
+  DYNASOAR_HD void advance_offset(std::uint32_t heap, std::uint32_t to) const {
+    std::uint32_t seen = platform::atomic_load(&offsets[heap]);
+    while (ahead(to, seen) &&
+           !platform::atomic_compare_exchange(&offsets[heap], seen, to, platform::release)) {
+    }
+  }
+};
+
+/// Flag and next offset in two 4-byte words; one shared offset.
+using CMalloc = CircularMalloc<false, false>;
+/// Flag fused into the next-offset word; one shared offset.
+using CFMalloc = CircularMalloc<true, false>;
+/// CMalloc with one offset per multiprocessor (Sec. 5.4).
+using CMMalloc = CircularMalloc<false, true>;
+/// CFMalloc with one offset per multiprocessor (Sec. 5.4).
+using CFMMalloc = CircularMalloc<true, true>;
+
+}  // namespace dynasoar::cmalloc

@@ -1,0 +1,40 @@
+// CUDA's built-in device heap (malloc/free in kernels) behind the raw API of
+// the CMalloc family, as the baseline of paper 000 Sec. 4.2. Its size is
+// the device's cudaLimitMallocHeapSize, set by PoolHandle<CudaMalloc> before
+// the first kernel that allocates (CUDA fixes it at that point). In host
+// builds the C library's malloc stands in (it does not run out).
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/config.h"
+
+namespace dynasoar::cmalloc {
+
+/// The baseline allocator: malloc and free of CUDA's device heap (of the C
+/// library in a host build), with the interface of the CMalloc family.
+struct CudaMalloc {
+  /// Name used in error messages.
+  static constexpr const char* kName = "CudaMalloc";
+  /// True: free() returns memory to the device heap.
+  static constexpr bool kCanFree = true;
+  /// False: no chunk list of this library.
+  static constexpr bool kCircular = false;
+  static constexpr bool kDeviceHeap = true;  ///< the pool is CUDA's, not ours
+
+  unsigned* error;  ///< PoolError flags, set when malloc returns nullptr
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag).
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    void* p = ::malloc(aligned_size(n));  // CUDA aligns to 16; so does glibc on 64-bit hosts
+    if (p == nullptr) platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
+    return p;
+  }
+  /// Returns memory from malloc(); nullptr is ignored. Host and device code.
+  DYNASOAR_HD void free(void* p) const { ::free(p); }
+};
+
+}  // namespace dynasoar::cmalloc

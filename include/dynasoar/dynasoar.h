@@ -1,0 +1,18 @@
+// Umbrella header of the dynasoar framework: include this one.
+#pragma once
+
+#include "dynasoar/bitmap/bitmap_ref.h"
+#include "dynasoar/bitmap/hierarchical_bitmap.h"
+#include "dynasoar/allocator_handle.h"
+#include "dynasoar/backend.h"
+#include "dynasoar/field.h"
+#include "dynasoar/random.h"
+#include "dynasoar/soa_allocator.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/error.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/stack.h"
+#include "dynasoar/platform/warp.h"

@@ -1,0 +1,37 @@
+// The one options type of every heap handle (dynasoar::AllocatorHandle on
+// any back end): each handle reads the settings of its kind and ignores the
+// others, so code written for one back end passes the same options to all.
+#pragma once
+
+#include <cstdint>
+
+#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/soa/heap.h"
+
+namespace dynasoar {
+
+/// Settings of a heap handle. Default-constructed: the defaults of every
+/// back end. The DynaSOAr heap reads `heap`; the byte allocators read `pool`
+/// and `registry_capacity`.
+struct HandleOptions {
+  /// DynaSOAr heap: warp coalescing, bitmap rotation, active-block searches
+  /// (the ablations of paper Fig. 12c).
+  soa::HeapOptions heap{};
+  /// Byte allocators: settings of the raw allocator's pool (split policy, heaps).
+  cmalloc::PoolOptions pool{};
+  /// Byte allocators: registry entries per class at first. An array grows
+  /// (doubles) when a compaction finds it over half full and before
+  /// parallel_new; a `new` that finds it full between compactions fails like
+  /// an out-of-memory.
+  std::uint64_t registry_capacity = std::uint64_t{1} << 20;
+
+  HandleOptions() = default;
+  /// The DynaSOAr heap's settings, the others at their defaults (so that a
+  /// soa::HeapOptions can be passed where HandleOptions are asked for).
+  HandleOptions(const soa::HeapOptions& h) : heap(h) {}  // NOLINT: implicit on purpose
+};
+
+/// The byte allocators' name for the same options (kept for existing code).
+using ByteHandleOptions = HandleOptions;
+
+}  // namespace dynasoar

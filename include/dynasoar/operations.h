@@ -1,0 +1,169 @@
+// The host-side operations every allocator handle offers in the same form
+// (paper Sec. 2.1): parallel_new and the blocking parallel_do, written once
+// on top of each handle's parallel_do_async. Also the per-class statistics
+// type and the argument packs the parallel kernels carry.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "dynasoar/object.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
+
+namespace dynasoar {
+
+/// Occupancy of one class. On the SOA heap: blocks and slots; on a byte
+/// allocator (no blocks): the live objects and their allocation size.
+struct TypeStatistics {
+  /// Type id of the class (its position in the allocator's type list).
+  unsigned type_id = 0;
+  unsigned capacity = 0;           ///< slots per block (SOA heap; 0 on byte allocators)
+  std::uint64_t blocks = 0;        ///< allocated blocks (SOA heap)
+  std::uint64_t objects = 0;       ///< live objects
+  std::uint64_t object_bytes = 0;  ///< bytes of one object's allocation (byte allocators)
+  /// Unused slots among the allocated blocks (paper Sec. 6.3): 1 - objects / (blocks * capacity).
+  double fragmentation() const {
+    return blocks == 0
+               ? 0.0
+               : 1.0 - static_cast<double>(objects) / (static_cast<double>(blocks) * capacity);
+  }
+};
+
+namespace detail {
+
+/// Arguments of a parallel operation, stored by value in a trivially
+/// copyable functor (std::tuple is not trivially copyable).
+template <class... Args>
+struct ArgPack;
+template <>
+struct ArgPack<> {
+  template <class F>
+  DYNASOAR_HD void apply(F&& f) const {
+    f();
+  }
+};
+template <class A, class... Rest>
+struct ArgPack<A, Rest...> {
+  A head;
+  ArgPack<Rest...> tail;
+  template <class F>
+  DYNASOAR_HD void apply(F&& f) const {
+    tail.apply([&](const auto&... rest) { f(head, rest...); });
+  }
+};
+inline ArgPack<> pack_args() { return {}; }
+template <class A, class... Rest>
+ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest) {
+  return {std::forward<A>(a), pack_args(std::forward<Rest>(rest)...)};
+}
+
+/// parallel_new's kernel: object i is T(i, args...).
+template <class Alloc, class T, class Pack>
+struct NewObjects {
+  Alloc alloc;
+  Pack args;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    T* p = alloc.template allocate<T>();
+    if (p == nullptr) return;  // out of memory: the error flag is raised
+    args.apply(
+        [&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
+  }
+};
+
+}  // namespace detail
+
+/// parallel_new, parallel_do and count for a handle H (CRTP). H provides
+/// device(), stream(), check_errors(), parallel_do_async<T, Method>(args...),
+/// create_objects<T>(n, pack) (queues the creation of T(i, args...) for
+/// i < n; create_one_by_one below, or a faster way of its own) and
+/// count_type(type id) (live objects of one class).
+template <class H>
+class HandleOps {
+ public:
+  /// Creates n objects of T: T(i, args...) for i < n (paper: parallel_new).
+  /// Returns when done; throws OutOfMemory if memory ran out (the objects
+  /// that fit were created).
+  template <class T, class... Args>
+  void parallel_new(std::size_t n, Args&&... args) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw std::invalid_argument(
+          "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
+    H& self = static_cast<H&>(*this);
+    self.template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
+    platform::synchronize(self.stream());
+    self.check_errors();
+  }
+
+  /// Runs (obj->*Method)(args...) on every object of T and of its subclasses
+  /// that exists when the call starts (paper: parallel_do). Objects created
+  /// meanwhile are not visited; an object may destroy itself. Returns when
+  /// done; throws OutOfMemory if a `new` in the method found no memory.
+  template <class T, auto Method, class... Args>
+  void parallel_do(Args&&... args) {
+    run_do_all<T, Method, true>(std::forward<Args>(args)...);
+  }
+  /// Same, with T the class that declares Method. Note that for an inherited
+  /// method that is the base class, so all its subclasses are visited; name
+  /// T explicitly (parallel_do<Fish, &Fish::move>) to visit Fish and its
+  /// subclasses.
+  template <auto Method, class... Args>
+  void parallel_do(Args&&... args) {
+    parallel_do<typename MethodClass<decltype(Method)>::type, Method>(std::forward<Args>(args)...);
+  }
+
+  /// Runs (obj->*Method)(args...) on every object of exactly class T, not of
+  /// its subclasses (the original DynaSOAr's parallel_do_single_type, there
+  /// also called fast_parallel_do). Otherwise as parallel_do.
+  template <class T, auto Method, class... Args>
+  void parallel_do_single_type(Args&&... args) {
+    static_assert(!H::Registry::template Info<T>::kIsAbstract,
+                  "parallel_do_single_type: an abstract class has no objects of its own; use parallel_do");
+    run_do_all<T, Method, false>(std::forward<Args>(args)...);
+  }
+
+  /// Live objects of T and its subclasses (H::count_type per class). Waits
+  /// for the stream.
+  template <class T>
+  std::uint64_t count() {
+    H& self = static_cast<H&>(*this);
+    std::uint64_t total = 0;
+    for_each_concrete<typename H::Registry, T>(
+        [&](unsigned type) { total += self.count_type(type); });
+    return total;
+  }
+
+ private:
+  // The blocking do-all: queued by the handle, then waited for and checked.
+  template <class T, auto Method, bool kWithSubclasses, class... Args>
+  void run_do_all(Args&&... args) {
+    H& self = static_cast<H&>(*this);
+    self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
+    platform::synchronize(self.stream());
+    self.check_errors();
+  }
+
+ protected:
+  /// parallel_new the plain way: every thread of one kernel runs `new T`.
+  template <class T, class Pack>
+  void create_one_by_one(std::size_t n, const Pack& pack) {
+    H& self = static_cast<H&>(*this);
+    platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, Pack>{self.device(), pack},
+                           self.stream());
+  }
+
+  /// f(type id) for every concrete class that is T or derives from it (T
+  /// alone if kWithSubclasses is false).
+  template <class Registry, class T, bool kWithSubclasses = true, class F>
+  static void for_each_concrete(F&& f) {
+    for (std::uint64_t m = Registry::template kVisitedTypes<T, kWithSubclasses>; m != 0; m &= m - 1)
+      f(static_cast<unsigned>(platform::ctz(m)));
+  }
+};
+
+}  // namespace dynasoar

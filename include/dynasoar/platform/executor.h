@@ -1,0 +1,274 @@
+// The executor: runs a parallel loop as a CUDA kernel in a CUDA build or on
+// host threads (the persistent pool of dynasoar/platform/thread_pool.h) in a host
+// build. Library code written against it runs unchanged in both tiers.
+//
+// - parallel_for(n, f):       f(i) for every i in [0, n), any order, any mapping to threads.
+// - parallel_workers(w, f):   f(id, count) on at least w workers that run concurrently, so
+//                             any worker may wait for any other (a barrier, a queue that
+//                             another worker fills). On the GPU the workers are the threads of
+//                             one grid (count is w rounded up to whole thread blocks, so every
+//                             warp is complete), launched cooperatively: every block is resident
+//                             at once, and a request for more workers than max_workers<F>()
+//                             (the kernel's occupancy times the multiprocessors) is refused. On
+//                             the host each worker is an OS thread of its own.
+// - parallel_workers_up_to(w, f): the same with min(w, max_workers<F>()) workers, for loops
+//                             that stride over their work and want concurrency, not a count.
+//
+// In a CUDA build both are asynchronous on the given stream; in a host build
+// they return when the loop is done, and an exception thrown by `f` reaches
+// the caller after every thread has finished. `f` is copied to the device by
+// value: it must be trivially copyable and its call operator DYNASOAR_HD.
+//
+// Host builds also offer host_parallel_chunks(n, chunks, f): f(begin, end)
+// over a fixed split of [0, n), each chunk on a thread of its own while the
+// pool has idle threads. The do-alls use it to spread their objects over
+// every hardware thread.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/error.h"
+#include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/thread_pool.h"
+
+namespace dynasoar::platform {
+
+/// Threads per block of the executor's kernels.
+inline constexpr unsigned kBlockThreads = 256;
+
+// kMaxHostWorkers and host_threads(): dynasoar/platform/thread_pool.h.
+
+/// Objects per host thread below which a host do-all uses fewer threads: a
+/// loop of a few objects runs on its caller alone, one of 2^11 * host_threads()
+/// objects or more on every hardware thread. Waking a pool thread costs some
+/// microseconds, about as much as a few thousand small method calls.
+inline constexpr std::size_t kHostDoAllGrain = std::size_t{1} << 11;
+
+/// Chunks of at least `grain` items (the last may be smaller) for n items,
+/// at most one per hardware thread; 0 for n = 0.
+inline std::size_t host_chunk_count(std::size_t n, std::size_t grain) {
+  const std::size_t wanted = n / grain + (n % grain != 0);
+  return std::min<std::size_t>(host_threads(), wanted);
+}
+
+/// Host threads, in any build: f(begin, end) for the `chunks` contiguous
+/// ranges [n * c / chunks, n * (c + 1) / chunks) of [0, n), c < chunks. The
+/// split depends on n and chunks only; each chunk runs on a thread of its
+/// own while the pool has idle threads (on the caller otherwise). Returns
+/// when all are done; rethrows an exception of `f`.
+template <class F>
+void host_parallel_chunks(std::size_t n, std::size_t chunks, const F& f) {
+  if (n == 0) return;
+  chunks = std::clamp<std::size_t>(chunks, 1, n);
+  detail::run_gang(
+      chunks, [&](std::size_t c) { f(n * c / chunks, n * (c + 1) / chunks); }, false);
+}
+
+/// Host threads, in any build: f(i) for every i in [0, n), in contiguous
+/// chunks of at least `grain` items, at most one chunk per hardware thread.
+template <class F>
+void host_for(std::size_t n, std::size_t grain, const F& f) {
+  host_parallel_chunks(n, host_chunk_count(n, grain), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) f(i);
+  });
+}
+
+namespace detail {
+
+#if DYNASOAR_CUDA
+template <unsigned kThreads, class F>
+__global__ void __launch_bounds__(kThreads) parallel_for_kernel(std::size_t n, F f) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    f(i);
+}
+
+template <class F>
+__global__ void __launch_bounds__(kBlockThreads) parallel_workers_kernel(F f) {
+  f(static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
+    static_cast<std::size_t>(gridDim.x) * blockDim.x);
+}
+
+inline int current_device() {
+  int device = 0;
+  DYNASOAR_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
+inline int device_attribute(int device, cudaDeviceAttr attr) {
+  int value = 0;
+  DYNASOAR_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+  return value;
+}
+
+/// A figure of a device that never changes, computed on the device's first
+/// use and read from `cache` afterwards (compute() must not return 0, which
+/// marks "not yet known"). Launches ask for such figures every time, and
+/// CUDA queries on every launch are a visible part of a short operation.
+inline constexpr int kCachedDevices = 64;
+template <class Compute>
+std::uint64_t per_device(std::atomic<std::uint64_t> (&cache)[kCachedDevices], int device,
+                         Compute compute) {
+  std::uint64_t value = device < kCachedDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (value == 0) {
+    value = compute();
+    if (device < kCachedDevices) cache[device].store(value, std::memory_order_relaxed);
+  }
+  return value;
+}
+#endif
+
+}  // namespace detail
+
+#if DYNASOAR_CUDA
+namespace detail {
+/// Multiprocessors and resident threads per multiprocessor of a device
+/// (cached per device).
+struct DeviceShape {
+  unsigned multiprocessors;
+  unsigned threads_per_multiprocessor;
+};
+inline DeviceShape device_shape(int device) {
+  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // both figures packed
+  const std::uint64_t packed = per_device(cache, device, [device] {
+    return static_cast<std::uint64_t>(device_attribute(device, cudaDevAttrMultiProcessorCount)) << 32 |
+           static_cast<std::uint32_t>(device_attribute(device, cudaDevAttrMaxThreadsPerMultiProcessor));
+  });
+  return {static_cast<unsigned>(packed >> 32), static_cast<unsigned>(packed)};
+}
+inline DeviceShape device_shape() { return device_shape(current_device()); }
+}  // namespace detail
+#endif
+
+/// How many threads can run at once: on the GPU the resident threads of all
+/// multiprocessors, on the host the hardware threads.
+inline std::size_t concurrent_threads() {
+#if DYNASOAR_CUDA
+  const detail::DeviceShape d = detail::device_shape();
+  return static_cast<std::size_t>(d.multiprocessors) * d.threads_per_multiprocessor;
+#else
+  return host_threads();
+#endif
+}
+
+/// Multiprocessors of the GPU; hardware threads on the host.
+inline unsigned processors() {
+#if DYNASOAR_CUDA
+  return detail::device_shape().multiprocessors;
+#else
+  return host_threads();
+#endif
+}
+
+/// How many workers of F parallel_workers can run at once. On the GPU: the
+/// blocks of its kernel that fit on a multiprocessor together (its
+/// occupancy: registers, shared memory and stack decide, not only the 2048
+/// threads a multiprocessor can hold), times the multiprocessors, times
+/// kBlockThreads; cached per device. On the host: kMaxHostWorkers.
+template <class F>
+std::size_t max_workers() {
+#if DYNASOAR_CUDA
+  static std::atomic<std::uint64_t> cache[detail::kCachedDevices] = {};  // blocks per SM + 1
+  const int device = detail::current_device();
+  const std::uint64_t blocks_plus_one = detail::per_device(cache, device, [] {
+    int blocks = 0;
+    DYNASOAR_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, detail::parallel_workers_kernel<F>, static_cast<int>(kBlockThreads), 0));
+    return static_cast<std::uint64_t>(blocks) + 1;
+  });
+  return static_cast<std::size_t>(blocks_plus_one - 1) * detail::device_shape(device).multiprocessors *
+         kBlockThreads;
+#else
+  return kMaxHostWorkers;
+#endif
+}
+
+/// Calls f(i) for every i in [0, n). On the GPU in thread blocks of
+/// kThreads threads (default kBlockThreads): consecutive i share a block.
+template <unsigned kThreads = kBlockThreads, class F>
+void parallel_for(std::size_t n, const F& f, Stream s = {}) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
+  if (n == 0) return;
+#if DYNASOAR_CUDA
+  const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
+  const std::size_t max_blocks = concurrent_threads() / kThreads;
+  const unsigned blocks = static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1)));
+  detail::parallel_for_kernel<kThreads><<<blocks, kThreads, 0, s.handle>>>(n, f);
+  DYNASOAR_CHECK_LAUNCH();
+#else
+  (void)s;
+  // Small loops are not worth waking a thread: the items here are often a
+  // few instructions each (bitmap words, registry entries).
+  constexpr std::size_t kMinPerThread = 1 << 14;
+  host_for(n, kMinPerThread, f);
+#endif
+}
+
+/// Calls f(id, count) on `count >= workers` workers that all run at once,
+/// and returns `count`. Any worker may wait for any other: on the GPU the
+/// launch is cooperative, so every block of the grid is resident together
+/// (forward progress of the waiting and the awaited thread is then up to the
+/// hardware's independent thread scheduling), and more workers than
+/// max_workers<F>() are refused with std::invalid_argument rather than
+/// launched half-resident, where a wait for a worker that has not started
+/// would never end. Host builds accept at most kMaxHostWorkers workers.
+template <class F>
+std::size_t parallel_workers(std::size_t workers, const F& f, Stream s = {}) {
+  if (workers == 0) return 0;
+  const std::size_t most = max_workers<F>();
+#if DYNASOAR_CUDA
+  const std::size_t blocks = (workers + kBlockThreads - 1) / kBlockThreads;
+  if (blocks * kBlockThreads > most)
+    throw std::invalid_argument(
+        "parallel_workers: " + std::to_string(workers) + " workers requested, but at most " +
+        std::to_string(most) +
+        " threads of this kernel are resident at once (its registers and shared memory decide); "
+        "ask for at most max_workers<F>(), or use parallel_workers_up_to");
+  F copy = f;
+  void* args[] = {&copy};
+  DYNASOAR_CUDA_CHECK(cudaLaunchCooperativeKernel(
+      reinterpret_cast<const void*>(&detail::parallel_workers_kernel<F>),
+      dim3(static_cast<unsigned>(blocks)), dim3(kBlockThreads), args, 0, s.handle));
+  DYNASOAR_CHECK_LAUNCH();
+  return blocks * kBlockThreads;
+#else
+  (void)s;
+  if (workers > most)
+    throw std::invalid_argument("parallel_workers: " + std::to_string(workers) +
+                                " host workers requested, at most " + std::to_string(most) +
+                                " (each is an OS thread)");
+  detail::run_gang(workers, [&](std::size_t w) { f(w, workers); }, /*concurrent=*/true);
+  return workers;
+#endif
+}
+
+/// f(id, count) on min(workers, max_workers<F>()) workers (at least one; on
+/// the GPU whole blocks), for loops that stride over their items by the
+/// worker count and want as many threads as can run, not a given number.
+/// Returns the count. The workers must not wait for one another (on the GPU
+/// this is an ordinary launch; the library's snapshots, counts and
+/// enumerations use it).
+template <class F>
+std::size_t parallel_workers_up_to(std::size_t workers, const F& f, Stream s = {}) {
+  if (workers == 0) return 0;
+  const std::size_t most = max_workers<F>();
+#if DYNASOAR_CUDA
+  // most is a whole number of blocks, so rounding up stays within it.
+  const std::size_t blocks =
+      std::max<std::size_t>(1, (std::min(workers, most) + kBlockThreads - 1) / kBlockThreads);
+  detail::parallel_workers_kernel<<<static_cast<unsigned>(blocks), kBlockThreads, 0, s.handle>>>(f);
+  DYNASOAR_CHECK_LAUNCH();
+  return blocks * kBlockThreads;
+#else
+  return parallel_workers(std::min(workers, most), f, s);
+#endif
+}
+
+}  // namespace dynasoar::platform

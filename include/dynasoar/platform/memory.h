@@ -1,0 +1,153 @@
+// Owning memory of the back end (device memory in a CUDA build, host memory
+// in a host build) and the stream that orders work on it.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/error.h"
+
+namespace dynasoar::platform {
+
+/// Orders asynchronous work: a CUDA stream in a CUDA build (default: the
+/// legacy default stream), an empty tag in a host build, where every
+/// operation completes before it returns.
+struct Stream {
+#if DYNASOAR_CUDA
+  cudaStream_t handle = nullptr;  ///< The CUDA stream; null is the legacy default stream.
+#endif
+};
+
+/// Waits until all work queued on `s` has finished (and reports its errors).
+inline void synchronize(Stream s = {}) {
+#if DYNASOAR_CUDA
+  DYNASOAR_CUDA_CHECK(cudaStreamSynchronize(s.handle));
+#else
+  (void)s;
+#endif
+}
+
+/// A fixed-size array of trivially copyable T in the back end's memory,
+/// aligned to 256 bytes. Owns its memory (RAII); move-only. Its `data()`
+/// pointer is what kernels and handles receive.
+template <class T>
+class Buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "Buffer holds trivially copyable types only");
+
+ public:
+  Buffer() = default;
+
+  /// Allocates room for `n` elements (left uninitialized); host code. Throws
+  /// CudaError if cudaMalloc fails, std::bad_alloc in a host build.
+  explicit Buffer(std::size_t n) : size_(n) {
+    if (n == 0) return;
+    const std::size_t bytes = n * sizeof(T);
+#if DYNASOAR_CUDA
+    void* p = nullptr;
+    const cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // clear the sticky-free allocation error
+      throw CudaError("cudaMalloc of " + std::to_string(bytes) +
+                      " bytes failed: " + cudaGetErrorString(err));
+    }
+    data_ = static_cast<T*>(p);
+#else
+    data_ = static_cast<T*>(::operator new(bytes, std::align_val_t{256}));
+#endif
+  }
+
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  /// Takes over the memory of `o`, which is left empty.
+  Buffer(Buffer&& o) noexcept
+      : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+  /// Frees the memory held now, then takes over that of `o`, which is left empty.
+  Buffer& operator=(Buffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  ~Buffer() { release(); }
+
+  /// The first element, in the back end's memory; null when empty.
+  T* data() const { return data_; }
+  /// The number of elements.
+  std::size_t size() const { return size_; }
+
+  /// Sets every byte to zero, in stream order.
+  void zero(Stream s = {}) {
+    if (size_ == 0) return;
+#if DYNASOAR_CUDA
+    DYNASOAR_CUDA_CHECK(cudaMemsetAsync(data_, 0, size_ * sizeof(T), s.handle));
+#else
+    (void)s;
+    std::memset(static_cast<void*>(data_), 0, size_ * sizeof(T));
+#endif
+  }
+
+  /// Copies `n` elements from host memory to elements [offset, offset+n); waits for `s`.
+  void copy_from_host(const T* src, std::size_t n, std::size_t offset = 0, Stream s = {}) {
+    check_range(n, offset);
+    copy_bytes_to(data_ + offset, src, n * sizeof(T), true, s);
+  }
+
+  /// Copies elements [offset, offset+n) to host memory; waits for `s`.
+  void copy_to_host(T* dst, std::size_t n, std::size_t offset = 0, Stream s = {}) const {
+    check_range(n, offset);
+    copy_bytes_to(dst, data_ + offset, n * sizeof(T), false, s);
+  }
+
+  /// The whole array as a host vector; waits for `s`.
+  std::vector<T> to_vector(Stream s = {}) const {
+    std::vector<T> v(size_);
+    copy_to_host(v.data(), size_, 0, s);
+    return v;
+  }
+
+ private:
+  void check_range(std::size_t n, std::size_t offset) const {
+    if (offset > size_ || n > size_ - offset)
+      throw std::out_of_range("Buffer: copy of " + std::to_string(n) + " elements at offset " +
+                              std::to_string(offset) + " exceeds size " + std::to_string(size_));
+  }
+
+  static void copy_bytes_to(void* dst, const void* src, std::size_t bytes, bool to_device,
+                            Stream s) {
+    if (bytes == 0) return;
+#if DYNASOAR_CUDA
+    DYNASOAR_CUDA_CHECK(cudaMemcpyAsync(
+        dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s.handle));
+    synchronize(s);
+#else
+    (void)to_device;
+    (void)s;
+    std::memcpy(dst, src, bytes);
+#endif
+  }
+
+  void release() noexcept {
+    if (data_ == nullptr) return;
+#if DYNASOAR_CUDA
+    (void)cudaFree(data_);  // cannot throw from a destructor; errors resurface at the next call
+#else
+    ::operator delete(static_cast<void*>(data_), std::align_val_t{256});
+#endif
+    data_ = nullptr;
+    size_ = 0;
+  }
+
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace dynasoar::platform
