@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/support/gpu_bench.h"
@@ -170,10 +171,8 @@ int main(int argc, char** argv) {
   namespace backend = dynasoar::backend;
   dynasoar::bench::Args args;
   dynasoar::bench::Selection only{"--only", {"registers", "utilisation", "do_all"}, {}};
-  dynasoar::bench::Selection backends{"--backend",
-                                      {"CudaMalloc", "dynasoar", "AtomicMalloc", "AWMalloc",
-                                       "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
-                                      {}};
+  dynasoar::bench::Selection backends{"--backend", {}, {}};
+  dynasoar::model::for_each_type(backend::All{}, [&](auto b) { backends.choices.push_back(decltype(b)::type::kName); });
   if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &backends})) return 2;
   try {
     dynasoar::bench::Csv csv(
@@ -187,13 +186,10 @@ int main(int argc, char** argv) {
     const std::uint64_t pool = kPoolBytes;
     // CUDA's device heap is sized once, before its first allocating kernel: it goes first.
     run<backend::CudaMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::Dynasoar>(csv, only, backends, args.quick, pool);
-    run<backend::AtomicMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::AWMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::CFMMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::CMMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::CFMalloc>(csv, only, backends, args.quick, pool);
-    run<backend::CMalloc>(csv, only, backends, args.quick, pool);
+    dynasoar::model::for_each_type(backend::All{}, [&](auto b) {
+      using B = typename decltype(b)::type;
+      if constexpr (!std::is_same_v<B, backend::CudaMalloc>) run<B>(csv, only, backends, args.quick, pool);
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "backend_bench: %s\n", e.what());
     return 1;

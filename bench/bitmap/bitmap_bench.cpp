@@ -3,7 +3,7 @@
 // 1. indices: GPU time to write the positions of all set bits to a compact
 //    array, against bitmap size (2^12 .. 2^30 bits) and fill (0.1 %, 10 %,
 //    100 %). Three implementations run on the same bitmap in the same run:
-//      hierarchical  HierarchicalBitmap::enumerate (Alg. 5: levels top-down,
+//      hierarchical  BitmapHandle::enumerate (Alg. 5: levels top-down,
 //                    empty regions skipped)
 //      flat          the same warp-cooperative step on level 0 only (every
 //                    container read)
@@ -32,17 +32,17 @@
 #include <vector>
 
 #include "bench/support/gpu_bench.h"
-#include "dynasoar/bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/bitmap_handle.h"
 
 namespace dynasoar {
 namespace {
 
-using word = BitmapRef::word;
+using word = Bitmap::word;
 using bench::fmt;
 
 // Sets bit p with probability ~fill (a fixed pseudo-random pattern).
 struct SetRandom {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   std::uint64_t threshold;  // fill * 2^64
   std::uint64_t seed;
   DYNASOAR_HD void operator()(std::size_t p) const {
@@ -66,7 +66,7 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
   for (int lg = 12; lg <= max_log2; lg += 2) {
     const std::uint64_t bits = std::uint64_t{1} << lg;
     const int reps = lg <= 24 ? (quick ? 10 : 30) : (quick ? 5 : 10);
-    HierarchicalBitmap bitmap(bits);
+    BitmapHandle bitmap(bits);
     platform::Buffer<bit_index> out(bits);
     platform::Buffer<bit_index> count(3);  // one counter per implementation
     std::size_t cub_temp_bytes = 0;
@@ -78,13 +78,13 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
 
     for (double fill : fills) {
       if (fill >= 1.0)
-        bitmap.fill(HierarchicalBitmap::Init::kAllSet);
+        bitmap.fill(BitmapHandle::Init::kAllSet);
       else {
-        bitmap.fill(HierarchicalBitmap::Init::kAllClear);
-        platform::parallel_for(bits, SetRandom{bitmap.ref(), threshold_for(fill), 0x5EEDu});
+        bitmap.fill(BitmapHandle::Init::kAllClear);
+        platform::parallel_for(bits, SetRandom{bitmap.device(), threshold_for(fill), 0x5EEDu});
       }
       const std::uint64_t set_bits = bitmap.count();
-      const BitmapRef ref = bitmap.ref();
+      const Bitmap ref = bitmap.device();
 
       const auto hier = bench::time_gpu([&] { bitmap.enumerate(out.data(), count.data()); }, 3, reps);
       const detail::EnumerateLevel flat_step{ref.level_data(0), nullptr, nullptr,
@@ -135,7 +135,7 @@ void bench_indices(bench::Csv& csv, int max_log2, bool quick) {
 // try_set succeeds, try_clear it again (only the setter clears: legal).
 template <bool kHierarchical>
 struct Toggle {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   std::uint64_t range;
   int rounds;
   DYNASOAR_HD void operator()(std::size_t t) const {
@@ -146,7 +146,7 @@ struct Toggle {
         if (bitmap.try_set(p)) bitmap.try_clear(p);
       } else {
         word* w = bitmap.level_data(0) + p / 64;
-        const word m = BitmapRef::bit_mask(p);
+        const word m = Bitmap::bit_mask(p);
         if ((platform::atomic_fetch_or(w, m) & m) == 0) platform::atomic_fetch_and(w, ~m);
       }
     }
@@ -159,11 +159,11 @@ void bench_toggle(bench::Csv& csv, bool quick) {
   const int reps = quick ? 5 : 15;
   for (int lg : {8, 12, 16, 20, 24}) {
     const std::uint64_t range = std::uint64_t{1} << lg;
-    HierarchicalBitmap bitmap(range);
+    BitmapHandle bitmap(range);
     const auto hier = bench::time_gpu(
-        [&] { platform::parallel_for(kThreads, Toggle<true>{bitmap.ref(), range, rounds}); }, 2, reps);
+        [&] { platform::parallel_for(kThreads, Toggle<true>{bitmap.device(), range, rounds}); }, 2, reps);
     const auto flat = bench::time_gpu(
-        [&] { platform::parallel_for(kThreads, Toggle<false>{bitmap.ref(), range, rounds}); }, 2, reps);
+        [&] { platform::parallel_for(kThreads, Toggle<false>{bitmap.device(), range, rounds}); }, 2, reps);
     if (bitmap.count() != 0 || !bitmap.check_consistency().empty()) {
       std::fprintf(stderr, "toggle: bitmap not empty and consistent afterwards (range 2^%d)\n", lg);
       std::exit(1);
@@ -199,7 +199,7 @@ DYNASOAR_HD bit_index flat_find_and_clear(word* words, std::size_t n, std::uint6
 
 template <bool kHierarchical>
 struct TakeReturn {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   int rounds;
   unsigned long long* taken;
   DYNASOAR_HD void operator()(std::size_t t) const {
@@ -216,7 +216,7 @@ struct TakeReturn {
         const bit_index p = flat_find_and_clear(bitmap.level_data(0), bitmap.level_words(0), seed);
         if (p != kNoBit) {
           ++got;
-          platform::atomic_fetch_or(bitmap.level_data(0) + p / 64, BitmapRef::bit_mask(p));
+          platform::atomic_fetch_or(bitmap.level_data(0) + p / 64, Bitmap::bit_mask(p));
         }
       }
     }
@@ -242,11 +242,11 @@ void bench_take_return(bench::Csv& csv, bool quick) {
   for (const TakeReturnCase& c : cases) {
     const std::uint64_t bits = std::uint64_t{1} << c.log2_bits;
     const std::size_t threads = std::size_t{1} << c.log2_threads;
-    HierarchicalBitmap bitmap(bits);
+    BitmapHandle bitmap(bits);
     if (c.fill >= 1.0)
-      bitmap.fill(HierarchicalBitmap::Init::kAllSet);
+      bitmap.fill(BitmapHandle::Init::kAllSet);
     else
-      platform::parallel_for(bits, SetRandom{bitmap.ref(), threshold_for(c.fill), 0xF111u});
+      platform::parallel_for(bits, SetRandom{bitmap.device(), threshold_for(c.fill), 0xF111u});
     const std::uint64_t set_bits = bitmap.count();
     // Returns the timing and the fraction of searches that found a bit.
     auto run = [&](auto functor) {
@@ -262,13 +262,13 @@ void bench_take_return(bench::Csv& csv, bool quick) {
       }
       return std::make_pair(t, static_cast<double>(n) / (1 + reps) / (double(threads) * rounds));
     };
-    const auto [hier, hier_success] = run(TakeReturn<true>{bitmap.ref(), rounds, taken.data()});
+    const auto [hier, hier_success] = run(TakeReturn<true>{bitmap.device(), rounds, taken.data()});
     const std::string consistency = bitmap.check_consistency();
     if (!consistency.empty()) {
       std::fprintf(stderr, "take_return: %s\n", consistency.c_str());
       std::exit(1);
     }
-    const auto [flat, flat_success] = run(TakeReturn<false>{bitmap.ref(), rounds, taken.data()});
+    const auto [flat, flat_success] = run(TakeReturn<false>{bitmap.device(), rounds, taken.data()});
     // Throughput counts successful takes: a search that gives up early is cheap but useless.
     const double attempts = static_cast<double>(threads) * rounds;
     const double flat_rate = attempts * flat_success / flat.median_ms;

@@ -454,15 +454,15 @@ void bench_registers(dynasoar::bench::Csv& csv) {
   registers(csv, "heap_free", heap_free);
   registers(csv, "bump_alloc", bump_alloc);
   registers(csv, "parallel_new<Particle>: claim blocks",
-            detail::parallel_for_kernel<dynasoar::platform::kBlockThreads, dynasoar::soa::ClaimFullBlocks>);
+            detail::parallel_for_kernel<dynasoar::platform::kBlockThreads, dynasoar::soa::detail::ClaimFullBlocks>);
   registers(csv, "parallel_new<Particle>: construct",
             detail::parallel_for_kernel<dynasoar::platform::kBlockThreads,
-                                        dynasoar::soa::ConstructInBlocks<DoAllAlloc, Particle, NoArgs,
+                                        dynasoar::soa::detail::ConstructInBlocks<DoAllAlloc, Particle, NoArgs,
                                                                          DoAllAlloc::type_id<Particle>(),
                                                                          DoAllAlloc::Registry::kCapacity<Particle>>>);
-  registers(csv, "snapshot", detail::parallel_workers_kernel<soa::SnapshotBlocks>);
+  registers(csv, "snapshot", detail::parallel_workers_kernel<soa::detail::SnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
-            detail::parallel_for_kernel<soa::kDoAllBlockThreads, soa::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
+            detail::parallel_for_kernel<soa::kDoAllBlockThreads, soa::detail::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
   registers(csv, "soa_step(baseline)", soa_step);
 }
 

@@ -28,10 +28,10 @@
 namespace {
 
 using dynasoar::bit_index;
-using dynasoar::BitmapRef;
+using dynasoar::Bitmap;
 
 struct TakeSlots {
-  BitmapRef pool;
+  Bitmap pool;
   std::uint32_t* owner;  // per slot: how many workers took it and kept it
   int per_worker;
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t) const {
@@ -83,14 +83,14 @@ int main(int argc, char** argv) {
     const int per_worker = static_cast<int>(slots * 3 / 2 / workers + slots / 10 / workers + 3);
 
     const auto t0 = std::chrono::steady_clock::now();
-    HierarchicalBitmap pool(slots, HierarchicalBitmap::Init::kAllSet);
+    BitmapHandle pool(slots, BitmapHandle::Init::kAllSet);
     std::printf("bitmap of %llu slots: %d levels, %.1f KiB, all free\n",
                 static_cast<unsigned long long>(slots), pool.levels(), pool.memory_bytes() / 1024.0);
 
     platform::Buffer<std::uint32_t> owner(slots);
     owner.zero();
     const std::size_t ran =
-        platform::parallel_workers(workers, TakeSlots{pool.ref(), owner.data(), per_worker});
+        platform::parallel_workers(workers, TakeSlots{pool.device(), owner.data(), per_worker});
     platform::synchronize();
     std::printf("%zu %s each took up to %d slots (stopping when the pool ran dry) and gave every third back\n", ran, where,
                 per_worker);

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -30,22 +31,15 @@
 namespace dynasoar::example::kdtree {
 namespace {
 
-#if defined(DYNASOAR_BACKEND_CMALLOC)
-using Raw = cmalloc::CMalloc;
-#elif defined(DYNASOAR_BACKEND_CFMALLOC)
-using Raw = cmalloc::CFMalloc;
-#elif defined(DYNASOAR_BACKEND_CMMALLOC)
-using Raw = cmalloc::CMMalloc;
-#elif defined(DYNASOAR_BACKEND_CFMMALLOC)
-using Raw = cmalloc::CFMMalloc;
-#elif defined(DYNASOAR_BACKEND_ATOMIC_MALLOC)
-using Raw = cmalloc::AtomicMalloc;  // never frees: paper 000's lower bound on the build time
-#elif defined(DYNASOAR_BACKEND_CUDA_MALLOC)
-using Raw = cmalloc::CudaMalloc;
-#else
-#error \
-    "the raw k-d tree build needs a raw allocator: build it with DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc or cuda_malloc"
-#endif
+// The raw allocator of the back end this program is built for. AtomicMalloc
+// never frees: paper 000's lower bound on the build time.
+template <class Backend>
+concept RawBackend = requires { typename Backend::RawAllocator; } &&
+                     !std::is_same_v<Backend, backend::AWMalloc>;  // it would hand out live nodes' memory
+static_assert(RawBackend<backend::Selected>,
+              "the raw k-d tree build needs a raw allocator that frees or never reuses: build it with "
+              "DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc or cuda_malloc");
+using Raw = backend::Selected::RawAllocator;
 
 struct RawNode {
   Box cell;

@@ -18,8 +18,7 @@
 
 #include "dynasoar/allocator/registry/registry.h"
 #include "dynasoar/allocator/registry/struct_layout.h"
-#include "dynasoar/allocator/soa/layout.h"
-#include "dynasoar/allocator/soa/type_list.h"
+#include "dynasoar/model/class_model.h"
 #include "dynasoar/object.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
@@ -27,7 +26,7 @@
 namespace dynasoar {
 
 template <class Alloc>
-class ByteHandle;
+class ByteAllocatorHandle;
 
 /// Raw: a raw allocator of allocator/cmalloc (malloc(bytes), free(p), 16-byte
 /// aligned). Ts: every class that may be allocated, abstract ones included.
@@ -35,17 +34,15 @@ template <class Raw, class... Ts>
 class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
  public:
   /// The registered classes, in the order that gives their type ids.
-  using Types = soa::TypeList<Ts...>;
+  using Types = model::TypeList<Ts...>;
   /// The compile-time table of those classes (ids, subclasses, field layouts).
-  using Registry = soa::Registry<Types>;
+  using Registry = model::ClassModel<Types>;
   /// The root class user classes derive from (`AllocatorT::Base`).
   using Base = Object<ByteAllocator>;
   /// The raw allocator the objects are allocated with.
   using RawAllocator = Raw;
-  /// The host handle that owns the pool and the registry (dynasoar/byte_handle.h).
-  using Handle = ByteHandle<ByteAllocator>;
-  /// Marks an object allocator, for which `destroy` is defined.
-  static constexpr bool kIsObjectAllocator = true;
+  /// The host handle that owns the pool and the registry (dynasoar/byte_allocator_handle.h).
+  using Handle = ByteAllocatorHandle<ByteAllocator>;
   /// Name of the back end in error messages: the raw allocator's name.
   static constexpr const char* kBackendName = Raw::kName;
 
@@ -59,15 +56,9 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
 
   ByteAllocator() = default;
   /// A handle on the raw allocator `raw` and the registry `objects`, as
-  /// ByteHandle::device() makes it. Host and device.
-  DYNASOAR_HD ByteAllocator(Raw raw, registry::RegistryState objects)
+  /// ByteAllocatorHandle::device() makes it. Host and device.
+  DYNASOAR_HD ByteAllocator(Raw raw, registry::ObjectRegistry objects)
       : raw_(raw), objects_(objects) {}
-
-  /// Run-time type id of a registered class.
-  template <class C>
-  static constexpr unsigned type_id() {
-    return registered_type_id<Types, C>();
-  }
 
   /// Memory for one object of C (not constructed), or nullptr when the
   /// allocator or the class's registry array is full (an error flag is
@@ -77,7 +68,7 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
     static_assert(check_allocatable<Registry, C>());
     void* p = raw_.malloc(kObjectBytes<C>);
     if (p == nullptr) return nullptr;
-    if (!objects_.add(type_id<C>(), p)) {
+    if (!objects_.add(ByteAllocator::template type_id<C>(), p)) {
       raw_.free(p);
       return nullptr;
     }
@@ -87,7 +78,7 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   /// Forgets the object and frees its memory without running its destructor.
   /// A pointer that is no live object of this heap (destroyed before, or of
   /// another heap) is left alone and raises the registry's error flag
-  /// (RegistryState::remove).
+  /// (ObjectRegistry::remove).
   template <class C>
   DYNASOAR_HD void free(C* p) const {
     if (p == nullptr) return;
@@ -98,7 +89,7 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   template <class C>
   DYNASOAR_HD static bool is_a(const void* p) {
     return p != nullptr &&
-           ((Registry::template kConcreteSubtypes<C> >> registry::RegistryState::type_of(p)) &
+           ((Registry::template kConcreteSubtypes<C> >> registry::ObjectRegistry::type_of(p)) &
             1u) != 0;
   }
 
@@ -115,20 +106,20 @@ class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {
   }
 
   /// Address of field J (global index, of type T) of the object at `object`.
-  template <class Info, std::size_t J, class T>
+  template <class C, std::size_t J, class T>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static T* field_address(std::uint64_t object) {
     return reinterpret_cast<T*>(
-        object + registry::StructLayout<typename Info::AllFields>::template kOffset<J>);
+        object + registry::StructLayout<typename Registry::template Info<C>::AllFields>::template kOffset<J>);
   }
 
   /// The raw allocator the objects are allocated with.
   DYNASOAR_HD const Raw& raw() const { return raw_; }
   /// The object registry: the live objects of every class.
-  DYNASOAR_HD const registry::RegistryState& objects() const { return objects_; }
+  DYNASOAR_HD const registry::ObjectRegistry& objects() const { return objects_; }
 
  private:
   Raw raw_{};
-  registry::RegistryState objects_{};
+  registry::ObjectRegistry objects_{};
 };
 
 }  // namespace dynasoar

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "dynasoar/allocator_handle.h"
+#include "dynasoar/soa_allocator_handle.h"
 
 namespace dynasoar::debug {
 
@@ -13,7 +13,7 @@ namespace dynasoar::debug {
 struct HeapInspector {
   /// See debug::check_consistency.
   template <class Alloc>
-  static std::string check_consistency(const SoaHandle<Alloc>& heap) {
+  static std::string check_consistency(const SoaAllocatorHandle<Alloc>& heap) {
     return heap.check_consistency();
   }
 };
@@ -25,7 +25,7 @@ struct HeapInspector {
 /// has a free slot). Returns an empty string if all holds, else a description
 /// of the first violation. Host only; waits for the heap's stream.
 template <class Alloc>
-std::string check_consistency(const SoaHandle<Alloc>& heap) {
+std::string check_consistency(const SoaAllocatorHandle<Alloc>& heap) {
   return HeapInspector::check_consistency(heap);
 }
 

@@ -1,9 +1,9 @@
 // Umbrella header of the dynasoar framework: include this one.
 #pragma once
 
-#include "dynasoar/bitmap/bitmap_ref.h"
-#include "dynasoar/bitmap/hierarchical_bitmap.h"
-#include "dynasoar/allocator_handle.h"
+#include "dynasoar/bitmap/bitmap.h"
+#include "dynasoar/bitmap/bitmap_handle.h"
+#include "dynasoar/soa_allocator_handle.h"
 #include "dynasoar/backend.h"
 #include "dynasoar/field.h"
 #include "dynasoar/random.h"

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "dynasoar/allocator/soa/layout.h"
+#include "dynasoar/model/class_model.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
 #include "dynasoar/platform/config.h"
 
@@ -35,7 +35,7 @@ namespace dynasoar {
 template <class C, int N>
 class Field {
   template <class Class = C>
-  using Info = soa::ClassInfo<typename Class::Allocator::Types, Class>;
+  using Info = model::ClassInfo<typename Class::Allocator::Types, Class>;
   template <class Class = C>
   static constexpr std::size_t index() {
     return Info<Class>::kNumInherited + static_cast<std::size_t>(N);
@@ -43,7 +43,7 @@ class Field {
 
  public:
   /// The type of the value: the N-th type of C's declare_field_types.
-  using value_type = soa::At<typename C::FieldTypes, static_cast<std::size_t>(N)>;
+  using value_type = model::At<typename C::FieldTypes, static_cast<std::size_t>(N)>;
   /// Short name of value_type.
   using T = value_type;
 
@@ -57,7 +57,7 @@ class Field {
   /// The value's address in its SOA array.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T* data_ptr() const {
     const auto object = reinterpret_cast<std::uintptr_t>(this) - index();
-    return C::Allocator::template field_address<Info<>, index(), T>(object);
+    return C::Allocator::template field_address<C, index(), T>(object);
   }
   /// The value, as a reference into its array.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T& get() const { return *data_ptr(); }

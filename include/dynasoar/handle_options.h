@@ -32,6 +32,6 @@ struct HandleOptions {
 };
 
 /// The byte allocators' name for the same options (kept for existing code).
-using ByteHandleOptions = HandleOptions;
+using HandleOptions = HandleOptions;
 
 }  // namespace dynasoar

@@ -2,16 +2,18 @@
 // layout (SOA heap or plain structs on a byte allocator): the root class of
 // user classes, the field-declaration macros, `destroy`, and device_do.
 //
-// An object allocator A (SoaAllocator, ByteAllocator) is a trivially
-// copyable device handle that provides
-//   using Types = soa::TypeList<...>;  using Registry = soa::Registry<Types>;
-//   static constexpr bool kIsObjectAllocator = true;
+// An object allocator A (SoaAllocator, ByteAllocator; the ObjectAllocator
+// concept below) is a trivially copyable device handle that derives from
+// DeviceOps<A> (type ids, device_do) and provides
+//   using Types = model::TypeList<...>;
+//   using Registry = ...;    // model::ClassModel<Types>, or a layout that extends it
+//   using Base = Object<A>;  // the root of the user's classes
+//   using Handle = ...;      // its host handle (the BackendHandle concept, operations.h)
 //   template <class C> C* allocate() const;        // memory for one C, or nullptr
 //   template <class C> void free(C*) const;        // give it back (no destructor)
 //   template <class C> static bool is_a(const void*);
 //   template <class T, class F> void for_each_object(F&&) const;   // sequential
-//   template <class Info, std::size_t J, class T> static T* field_address(std::uint64_t object);
-// and derives from DeviceOps<A> for device_do.
+//   template <class C, std::size_t J, class T> static T* field_address(std::uint64_t object);
 #pragma once
 
 #include <cstddef>
@@ -20,8 +22,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "dynasoar/allocator/soa/layout.h"
-#include "dynasoar/allocator/soa/type_list.h"
+#include "dynasoar/model/class_model.h"
 #include "dynasoar/field.h"
 #include "dynasoar/platform/config.h"
 
@@ -48,9 +49,9 @@ struct MethodClass<R (C::*)(A...) const> {
 template <class Types, class C>
 constexpr unsigned registered_type_id() {
   static_assert(
-      soa::kIndexOf<C, Types> != soa::kNotFound,
+      model::kIndexOf<C, Types> != model::kNotFound,
       "this class is not registered with the allocator: add it to the allocator's type list");
-  return static_cast<unsigned>(soa::kIndexOf<C, Types>);
+  return static_cast<unsigned>(model::kIndexOf<C, Types>);
 }
 
 /// f(std::integral_constant<unsigned, id>) for every concrete class that is
@@ -88,10 +89,20 @@ inline constexpr bool kHasStagedWalk = false;
 template <class A>
 inline constexpr bool kHasStagedWalk<A, std::void_t<decltype(A::kStagedWalk)>> = A::kStagedWalk;
 
-/// device_do for an object allocator A (CRTP): built on A::for_each_object.
+/// What every object allocator A shares (CRTP): type ids, and device_do
+/// built on A::for_each_object.
 template <class A>
 class DeviceOps {
  public:
+  /// Marks an object allocator, for which `destroy` is defined.
+  static constexpr bool kIsObjectAllocator = true;
+
+  /// Run-time type id of a registered class: its position in A::Types.
+  template <class C>
+  static constexpr unsigned type_id() {
+    return registered_type_id<typename A::Types, C>();
+  }
+
   /// Runs (obj->*Method)(args...) for every object of T and its subclasses,
   /// sequentially in the calling thread (paper: device_do). Objects created
   /// or deleted meanwhile may or may not be visited; the fields of an object
@@ -172,16 +183,28 @@ DYNASOAR_HD C* cast(P* p) {
   return is_a<C>(p) ? reinterpret_cast<C*>(const_cast<std::remove_const_t<P>*>(p)) : nullptr;
 }
 
+/// An object allocator (see the top of this file): what the member
+/// templates need cannot be stated for every class, so the concept checks
+/// the types and the trait that DeviceOps gives.
+template <class A>
+concept ObjectAllocator = std::is_trivially_copyable_v<A> && A::kIsObjectAllocator && requires {
+  typename A::Types;
+  typename A::Registry;
+  typename A::Base;
+  typename A::Handle;
+};
+
 /// Runs the destructor of `*p` and frees its memory (paper: destroy). The
 /// destructor is the one of the static type T, as with `delete` of a class
 /// without virtual functions. Null is ignored.
-template <class A, class T, class = std::enable_if_t<A::kIsObjectAllocator>>
+template <ObjectAllocator A, class T>
 DYNASOAR_HD void destroy(const A& alloc, T* p) {
   if (p == nullptr) return;
   p->~T();
   alloc.free(p);
 }
-template <class A, class T, class = std::enable_if_t<A::kIsObjectAllocator>>
+/// The same through a pointer to the allocator.
+template <ObjectAllocator A, class T>
 DYNASOAR_HD void destroy(const A* alloc, T* p) {
   destroy(*alloc, p);
 }
@@ -196,7 +219,7 @@ DYNASOAR_HD void destroy(const A* alloc, T* p) {
 // a null result (heap full) skips the constructor and yields nullptr.
 #define DYNASOAR_DECLARE_FIELDS_(Class, Abstract, ...)                                             \
   using DynasoarThis = Class;                                                                      \
-  using FieldTypes = ::dynasoar::soa::TypeList<__VA_ARGS__>;                                       \
+  using FieldTypes = ::dynasoar::model::TypeList<__VA_ARGS__>;                                       \
   static constexpr bool kDynasoarAbstract = Abstract;                                              \
   template <class DynasoarA,                                                                       \
             class =                                                                                \

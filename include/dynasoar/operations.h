@@ -1,6 +1,7 @@
 // The host-side operations every allocator handle offers in the same form
-// (paper Sec. 2.1): parallel_new and the blocking parallel_do, written once
-// on top of each handle's parallel_do_async. Also the per-class statistics
+// (paper Sec. 2.1): parallel_new, the blocking parallel_do, count and
+// statistics, written once (HandleOps) on top of a few hooks each back end's
+// handle provides (the BackendHandle concept). Also the per-class statistics
 // type and the argument packs the parallel kernels carry.
 #pragma once
 
@@ -8,8 +9,10 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <concepts>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "dynasoar/object.h"
 #include "dynasoar/platform/config.h"
@@ -83,6 +86,28 @@ struct NewObjects {
 /// create_objects<T>(n, pack) (queues the creation of T(i, args...) for
 /// i < n; create_one_by_one below, or a faster way of its own) and
 /// count_type(type id) (live objects of one class).
+/// What HandleOps needs of a back end's host handle H (SoaAllocatorHandle,
+/// ByteAllocatorHandle). These hooks are public members of H, so that a back
+/// end provides them without befriending the framework; user code calls
+/// parallel_new, parallel_do, count and statistics instead. Besides what the
+/// concept can state, H has the member templates
+///   template <class T, class Pack> void create_objects(std::size_t n, const Pack& args);
+///     // queue T(i, args...) for i < n on stream() (parallel_new)
+///   template <class T, auto Method, bool kWithSubclasses, class... Args>
+///   void parallel_do_async(Args&&... args);   // queue the do-all on stream()
+template <class H>
+concept BackendHandle = requires(H& h, const H& ch, unsigned type) {
+  typename H::Allocator;  // the device-side allocator
+  typename H::Registry;   // its class model (model::ClassModel or a layout that extends it)
+  { ch.device() } -> std::same_as<typename H::Allocator>;
+  { ch.stream() } -> std::same_as<platform::Stream>;
+  h.check_errors();                                           // throws what the kernels flagged
+  { h.count_type(type) } -> std::same_as<std::uint64_t>;      // live objects of one class
+  { h.type_statistics(type) } -> std::same_as<TypeStatistics>;  // occupancy of one class
+};
+
+/// The operations of every allocator handle, on top of the hooks of
+/// BackendHandle: H derives from HandleOps<H>.
 template <class H>
 class HandleOps {
  public:
@@ -94,7 +119,7 @@ class HandleOps {
     if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
       throw std::invalid_argument(
           "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
-    H& self = static_cast<H&>(*this);
+    H& self = handle();
     self.template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
     platform::synchronize(self.stream());
     self.check_errors();
@@ -131,18 +156,35 @@ class HandleOps {
   /// for the stream.
   template <class T>
   std::uint64_t count() {
-    H& self = static_cast<H&>(*this);
+    H& self = handle();
     std::uint64_t total = 0;
     for_each_concrete<typename H::Registry, T>(
         [&](unsigned type) { total += self.count_type(type); });
     return total;
   }
 
+  /// Occupancy of T and of each of its concrete subclasses, one entry per
+  /// class (H::type_statistics). Waits for the stream.
+  template <class T>
+  std::vector<TypeStatistics> statistics() {
+    H& self = handle();
+    std::vector<TypeStatistics> out;
+    for_each_concrete<typename H::Registry, T>(
+        [&](unsigned type) { out.push_back(self.type_statistics(type)); });
+    return out;
+  }
+
  private:
+  // The derived handle, checked against the concept here, where H is complete.
+  H& handle() {
+    static_assert(BackendHandle<H>, "an allocator handle lacks a hook of BackendHandle (dynasoar/operations.h)");
+    return static_cast<H&>(*this);
+  }
+
   // The blocking do-all: queued by the handle, then waited for and checked.
   template <class T, auto Method, bool kWithSubclasses, class... Args>
   void run_do_all(Args&&... args) {
-    H& self = static_cast<H&>(*this);
+    H& self = handle();
     self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
     platform::synchronize(self.stream());
     self.check_errors();
@@ -152,7 +194,7 @@ class HandleOps {
   /// parallel_new the plain way: every thread of one kernel runs `new T`.
   template <class T, class Pack>
   void create_one_by_one(std::size_t n, const Pack& pack) {
-    H& self = static_cast<H&>(*this);
+    H& self = handle();
     platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, Pack>{self.device(), pack},
                            self.stream());
   }

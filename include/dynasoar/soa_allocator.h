@@ -15,7 +15,7 @@
 //   };
 //
 // The host side (owning the heap, parallel_new/parallel_do) is
-// dynasoar::AllocatorHandle in allocator_handle.h.
+// dynasoar::AllocatorHandle in soa_allocator_handle.h.
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,7 @@
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/layout.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
-#include "dynasoar/allocator/soa/type_list.h"
+#include "dynasoar/model/type_list.h"
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
 #include "dynasoar/platform/config.h"
@@ -42,7 +42,7 @@
 namespace dynasoar {
 
 namespace soa {
-/// Threads per thread block of the do-all kernels (allocator_handle.h).
+/// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
 /// Small blocks, because a do-all over few objects occupies only the first
 /// (objects / block size) blocks, and 256-thread blocks left most
 /// multiprocessors idle (n-body's bodies used about 60 % of them;
@@ -53,7 +53,7 @@ inline constexpr unsigned kDoAllBlockThreads = 64;
 }  // namespace soa
 
 template <class Alloc>
-class SoaHandle;
+class SoaAllocatorHandle;
 
 /// The allocator as kernels see it: a trivially copyable handle of the heap
 /// owned by an AllocatorHandle. Ts are all classes that may be allocated,
@@ -62,15 +62,13 @@ template <class... Ts>
 class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
  public:
   /// The registered classes, in the order that gives their type ids.
-  using Types = soa::TypeList<Ts...>;
+  using Types = model::TypeList<Ts...>;
   /// The compile-time table of those classes (ids, capacities, field layouts).
   using Registry = soa::Registry<Types>;
   /// The root class user classes derive from (`AllocatorT::Base`).
   using Base = Object<SoaAllocator>;
-  /// The host handle that owns the heap (dynasoar/allocator_handle.h).
-  using Handle = SoaHandle<SoaAllocator>;
-  /// Marks an object allocator, for which `destroy` is defined.
-  static constexpr bool kIsObjectAllocator = true;
+  /// The host handle that owns the heap (dynasoar/soa_allocator_handle.h).
+  using Handle = SoaAllocatorHandle<SoaAllocator>;
   /// Name of the back end in error messages.
   static constexpr const char* kBackendName = "dynasoar";
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
@@ -81,21 +79,15 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
 
   SoaAllocator() = default;
   /// A handle on the heap whose state (device memory) is `state`, as
-  /// SoaHandle::device() makes it. Host and device.
+  /// SoaAllocatorHandle::device() makes it. Host and device.
   DYNASOAR_HD explicit SoaAllocator(soa::HeapState* state) : state_(state) {}
-
-  /// Run-time type id of a registered class.
-  template <class C>
-  static constexpr unsigned type_id() {
-    return registered_type_id<Types, C>();
-  }
 
   /// Memory for one object of C (not constructed), or nullptr when the heap
   /// is full. `new (alloc) C(args...)` calls this and then the constructor.
   template <class C>
   DYNASOAR_HD C* allocate() const {
     static_assert(check_allocatable<Registry, C>());
-    return reinterpret_cast<C*>(state_->allocate(type_id<C>()));
+    return reinterpret_cast<C*>(state_->allocate(SoaAllocator::template type_id<C>()));
   }
 
   /// Returns an object's slot to the heap without running its destructor.
@@ -177,10 +169,10 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   }
 
   /// Address of field J (global index, of type T) of the object at
-  /// `object`, whose static class has layout Info (Field's data_ptr).
-  template <class Info, std::size_t J, class T>
+  /// `object`, whose static class is C (Field's data_ptr).
+  template <class C, std::size_t J, class T>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static T* field_address(std::uint64_t object) {
-    return soa::field_address<Info, J, T>(object);
+    return soa::field_address<typename Registry::template Info<C>, J, T>(object);
   }
 
   /// The heap's state: its block bitmaps, block size and error flags.

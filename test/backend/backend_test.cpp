@@ -216,6 +216,21 @@ class BackendConformance : public ::testing::Test {
 
 TYPED_TEST_SUITE(BackendConformance, dynasoar::test::AllBackends, dynasoar::test::BackendNames);
 
+// CMake's DYNASOAR_BACKENDS (which programs a build makes) and backend::All
+// (which back ends the code knows) name the same back ends in the same order.
+#define DYNASOAR_TEST_NAMES(...) #__VA_ARGS__
+#define DYNASOAR_TEST_STRING(...) DYNASOAR_TEST_NAMES(__VA_ARGS__)
+TEST(BackendList, CMakeNamesTheBackEndsOfTheCode) {
+  std::string from_code;
+  dynasoar::model::for_each_type(dynasoar::backend::All{}, [&](auto b) {
+    from_code += (from_code.empty() ? "" : ",") + std::string(decltype(b)::type::kBackend);
+  });
+  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_BACKENDS)), from_code);
+  EXPECT_EQ(dynasoar::backend::index_of(DYNASOAR_TEST_STRING(DYNASOAR_BACKEND)),
+            dynasoar::backend::index_of(dynasoar::backend::Selected::kBackend));
+  EXPECT_EQ(dynasoar::backend::index_of("no_such_backend"), dynasoar::model::kNotFound);
+}
+
 // parallel_new, parallel_do over a base class (both subclasses visited,
 // inherited fields addressed in each), device_do, count, is_a/cast.
 TYPED_TEST(BackendConformance, NewDoCountOverSubclasses) {

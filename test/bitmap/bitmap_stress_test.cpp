@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "dynasoar/bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/bitmap_handle.h"
 #include "support/rng.h"
 #include "support/stress_rounds.h"
 
@@ -45,7 +45,7 @@ int stress_rounds() { return test::stress_rounds(kRounds); }
 DYNASOAR_HD bool initially_set(std::uint64_t p) { return platform::mix64(p ^ 0xB17u) & 1u; }
 
 struct SetInitial {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   DYNASOAR_HD void operator()(std::size_t p) const {
     if (initially_set(p)) bitmap.set(static_cast<bit_index>(p));
   }
@@ -54,7 +54,7 @@ struct SetInitial {
 enum Error : std::uint32_t { kOutOfRange = 0, kTakenTwice = 1, kNumErrors = 2 };
 
 struct StressWorker {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   bit_index split;        // first private position
   std::int32_t* net;      // per position: successful sets minus clears
   std::uint32_t* held;    // per private position: 1 while a thief holds it
@@ -136,8 +136,8 @@ class BitmapStressTest : public ::testing::TestWithParam<StressCase> {};
 
 TEST_P(BitmapStressTest, RandomLegalMixKeepsInvariants) {
   const auto [n, split] = GetParam();
-  HierarchicalBitmap bm(n);
-  platform::parallel_for(n, SetInitial{bm.ref()});
+  BitmapHandle bm(n);
+  platform::parallel_for(n, SetInitial{bm.device()});
   ASSERT_EQ(bm.check_consistency(), "");
 
   platform::Buffer<std::int32_t> net(n);
@@ -148,7 +148,7 @@ TEST_P(BitmapStressTest, RandomLegalMixKeepsInvariants) {
   net.zero();
   held.zero();
   errors.zero();
-  platform::parallel_workers(kWorkers, StressWorker{bm.ref(), split, net.data(), held.data(),
+  platform::parallel_workers(kWorkers, StressWorker{bm.device(), split, net.data(), held.data(),
                                                     errors.data(), gate.data(), 0x5EED + n, stress_rounds()});
   platform::synchronize();
 
@@ -158,7 +158,7 @@ TEST_P(BitmapStressTest, RandomLegalMixKeepsInvariants) {
 
   ASSERT_EQ(bm.check_consistency(), "");
   const std::vector<std::int32_t> delta = net.to_vector();
-  const std::vector<BitmapRef::word> words = bm.copy_level(0);
+  const std::vector<Bitmap::word> words = bm.copy_level(0);
   std::vector<bit_index> expected;
   std::uint64_t mismatches = 0;
   for (std::uint64_t p = 0; p < n; ++p) {
@@ -184,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, BitmapStressTest,
 // All workers drain a full bitmap with try_find_and_clear. Every position
 // must be handed out exactly once or still be set: none twice, none lost.
 struct Drain {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   std::uint32_t* taken;
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t) const {
     int misses = 0;
@@ -200,12 +200,12 @@ struct Drain {
 TEST(BitmapStress, FindAndClearHandsOutEachPositionOnce) {
   for (const std::uint64_t n : {64u, 4097u, 262144u}) {
     SCOPED_TRACE("bits " + std::to_string(n));
-    HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+    BitmapHandle bm(n, BitmapHandle::Init::kAllSet);
     platform::Buffer<std::uint32_t> taken(n);
     taken.zero();
-    platform::parallel_workers(kWorkers, Drain{bm.ref(), taken.data()});
+    platform::parallel_workers(kWorkers, Drain{bm.device(), taken.data()});
     const std::vector<std::uint32_t> t = taken.to_vector();
-    const std::vector<BitmapRef::word> words = bm.copy_level(0);
+    const std::vector<Bitmap::word> words = bm.copy_level(0);
     std::uint64_t bad = 0, handed_out = 0;
     for (std::uint64_t p = 0; p < n; ++p) {
       const unsigned bit = (words[p / 64] >> (p % 64)) & 1u;

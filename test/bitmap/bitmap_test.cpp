@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "dynasoar/bitmap/hierarchical_bitmap.h"
+#include "dynasoar/bitmap/bitmap_handle.h"
 #include "support/rng.h"
 #include "support/sanitized.h"
 
@@ -34,7 +34,7 @@ struct Op {
 // Applies a list of operations in order on one thread of the back end and
 // records each result.
 struct RunOps {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   const Op* ops;
   std::size_t n;
   bit_index* results;
@@ -55,7 +55,7 @@ struct RunOps {
         case OpKind::kScanAndClear: r = bitmap.scan_and_clear(op.seed); break;
         case OpKind::kRawSet:
           platform::atomic_fetch_or(bitmap.level_data(static_cast<int>(op.seed)) + op.pos / 64,
-                                    BitmapRef::word{1} << (op.pos % 64));
+                                    Bitmap::word{1} << (op.pos % 64));
           break;
       }
       results[k] = r;
@@ -63,11 +63,11 @@ struct RunOps {
   }
 };
 
-std::vector<bit_index> run_ops(HierarchicalBitmap& bm, const std::vector<Op>& ops) {
+std::vector<bit_index> run_ops(BitmapHandle& bm, const std::vector<Op>& ops) {
   platform::Buffer<Op> d_ops(ops.size());
   d_ops.copy_from_host(ops.data(), ops.size());
   platform::Buffer<bit_index> d_results(ops.size());
-  platform::parallel_for(1, RunOps{bm.ref(), d_ops.data(), ops.size(), d_results.data()});
+  platform::parallel_for(1, RunOps{bm.device(), d_ops.data(), ops.size(), d_results.data()});
   return d_results.to_vector();
 }
 
@@ -90,7 +90,7 @@ struct Pattern {
 };
 
 struct SetPattern {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   Pattern pattern;
   bit_index* failures;
 
@@ -111,20 +111,20 @@ std::vector<bit_index> positions_where(std::uint64_t capacity, const Pattern& pa
 // indices() is checked with the default flat-scan limit and with the full
 // descent from a middle level (4096) and from the top level (1), so every
 // enumeration step is covered.
-void expect_matches(HierarchicalBitmap& bm, const std::vector<bit_index>& expected) {
+void expect_matches(BitmapHandle& bm, const std::vector<bit_index>& expected) {
   EXPECT_EQ(bm.check_consistency(), "");
   EXPECT_EQ(bm.count(), expected.size());
   for (const std::size_t limit :
-       {HierarchicalBitmap::kDefaultFlatScanLimit, std::size_t{4096}, std::size_t{1}}) {
+       {BitmapHandle::kDefaultFlatScanLimit, std::size_t{4096}, std::size_t{1}}) {
     SCOPED_TRACE("flat scan limit " + std::to_string(limit));
     bm.set_flat_scan_limit(limit);
     const std::vector<bit_index> got = bm.indices();
     ASSERT_EQ(got.size(), expected.size());
     EXPECT_TRUE(got == expected) << "indices() differs from the model";
   }
-  bm.set_flat_scan_limit(HierarchicalBitmap::kDefaultFlatScanLimit);
-  std::vector<BitmapRef::word> words((bm.capacity() + 63) / 64, 0);
-  for (bit_index p : expected) words[p / 64] |= BitmapRef::word{1} << (p % 64);
+  bm.set_flat_scan_limit(BitmapHandle::kDefaultFlatScanLimit);
+  std::vector<Bitmap::word> words((bm.capacity() + 63) / 64, 0);
+  for (bit_index p : expected) words[p / 64] |= Bitmap::word{1} << (p % 64);
   EXPECT_TRUE(bm.copy_level(0) == words) << "level 0 containers differ from the model";
 }
 
@@ -140,20 +140,20 @@ class BitmapSizeTest : public ::testing::TestWithParam<std::uint64_t> {
 
 TEST_P(BitmapSizeTest, StartsEmptyOrFull) {
   const std::uint64_t n = GetParam();
-  HierarchicalBitmap empty(n);
+  BitmapHandle empty(n);
   EXPECT_EQ(empty.capacity(), n);
   expect_matches(empty, {});
   EXPECT_EQ(run_ops(empty, {{OpKind::kFindSet, 0, 1}, {OpKind::kFindAndClear, 0, 2}}),
             (std::vector<bit_index>{kNoBit, kNoBit}));
 
-  HierarchicalBitmap full(n, HierarchicalBitmap::Init::kAllSet);
+  BitmapHandle full(n, BitmapHandle::Init::kAllSet);
   std::vector<bit_index> all(n);
   std::iota(all.begin(), all.end(), bit_index{0});
   expect_matches(full, all);
 
-  full.fill(HierarchicalBitmap::Init::kAllClear);
+  full.fill(BitmapHandle::Init::kAllClear);
   expect_matches(full, {});
-  full.fill(HierarchicalBitmap::Init::kAllSet);
+  full.fill(BitmapHandle::Init::kAllSet);
   expect_matches(full, all);
 }
 
@@ -166,11 +166,11 @@ TEST_P(BitmapSizeTest, EnumeratesPatterns) {
                                 Pattern{Pattern::kRandom, 999, cap}}) {
     SCOPED_TRACE("pattern " + std::to_string(pattern.kind) + " permille " +
                  std::to_string(pattern.permille));
-    HierarchicalBitmap bm(n);
+    BitmapHandle bm(n);
     platform::Buffer<bit_index> failures(1);
     failures.zero();
     // Concurrent try_set of distinct bits: containers and levels fill up in parallel.
-    platform::parallel_for(n, SetPattern{bm.ref(), pattern, failures.data()});
+    platform::parallel_for(n, SetPattern{bm.device(), pattern, failures.data()});
     EXPECT_EQ(failures.to_vector()[0], 0u) << "try_set of a clear bit failed";
     expect_matches(bm, positions_where(n, pattern));
   }
@@ -182,7 +182,7 @@ TEST_P(BitmapSizeTest, EnumeratesPatterns) {
 // then applied to the model.
 TEST_P(BitmapSizeTest, SequentialOperationsMatchModel) {
   const std::uint64_t n = GetParam();
-  HierarchicalBitmap bm(n);
+  BitmapHandle bm(n);
   std::vector<bool> model(n, false);
   std::uint64_t model_count = 0;
   Rng rng(42, n);
@@ -255,7 +255,7 @@ TEST_P(BitmapSizeTest, SequentialOperationsMatchModel) {
 // every returned bit is set.
 TEST_P(BitmapSizeTest, FindSetSpreadsOverSeeds) {
   const std::uint64_t n = GetParam();
-  HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+  BitmapHandle bm(n, BitmapHandle::Init::kAllSet);
   std::vector<Op> ops;
   for (std::uint64_t s = 0; s < 64; ++s) ops.push_back({OpKind::kFindSet, 0, s});
   const std::vector<bit_index> r = run_ops(bm, ops);
@@ -277,7 +277,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, BitmapSizeTest,
 TEST(BitmapTest, FindSetIsUniformOnFullBitmap) {
   for (const std::uint64_t n : {1u, 63u, 65u, 4096u, 262144u, 1u << 20, 1000000u, (1u << 24) + 77u}) {
     SCOPED_TRACE("bits " + std::to_string(n));
-    HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+    BitmapHandle bm(n, BitmapHandle::Init::kAllSet);
     constexpr std::uint64_t kSeeds = 4096;
     std::vector<Op> ops;
     for (std::uint64_t s = 0; s < kSeeds; ++s) ops.push_back({OpKind::kFindSet, 0, s * 7 + 1});
@@ -299,7 +299,7 @@ TEST(BitmapTest, FindSetIsUniformOnFullBitmap) {
 // scan_and_clear reads level 0 only, so it finds bits that the upper levels
 // do not show yet (a set() half-way done), which try_find_set cannot.
 TEST(BitmapTest, ScanAndClearSeesLevelZeroWhileUpperLevelsLag) {
-  HierarchicalBitmap bm(200);  // 4 containers, 2 levels
+  BitmapHandle bm(200);  // 4 containers, 2 levels
   ASSERT_EQ(bm.levels(), 2);
   const std::vector<bit_index> r = run_ops(bm, {
       {OpKind::kScanAndClear, 0, 5},   // empty: nothing
@@ -321,7 +321,7 @@ TEST(BitmapTest, ScanAndClearSeesLevelZeroWhileUpperLevelsLag) {
 
 TEST(BitmapTest, ScanAndClearTakesEveryBitOnce) {
   for (const std::uint64_t n : {1u, 64u, 200u, 5000u}) {
-    HierarchicalBitmap bm(n, HierarchicalBitmap::Init::kAllSet);
+    BitmapHandle bm(n, BitmapHandle::Init::kAllSet);
     std::vector<Op> ops;
     for (std::uint64_t k = 0; k <= n; ++k) ops.push_back({OpKind::kScanAndClear, 0, k * 31 + 7});
     const std::vector<bit_index> r = run_ops(bm, ops);
@@ -335,26 +335,26 @@ TEST(BitmapTest, ScanAndClearTakesEveryBitOnce) {
 }
 
 TEST(BitmapTest, LevelsFollowCapacity) {
-  EXPECT_EQ(HierarchicalBitmap(1).levels(), 1);
-  EXPECT_EQ(HierarchicalBitmap(64).levels(), 1);
-  EXPECT_EQ(HierarchicalBitmap(65).levels(), 2);
-  EXPECT_EQ(HierarchicalBitmap(4096).levels(), 2);
-  EXPECT_EQ(HierarchicalBitmap(4097).levels(), 3);
-  EXPECT_EQ(HierarchicalBitmap(262144).levels(), 3);
-  BitmapRef r;
-  BitmapRef::layout(kMaxBitmapCapacity, nullptr, &r);
+  EXPECT_EQ(BitmapHandle(1).levels(), 1);
+  EXPECT_EQ(BitmapHandle(64).levels(), 1);
+  EXPECT_EQ(BitmapHandle(65).levels(), 2);
+  EXPECT_EQ(BitmapHandle(4096).levels(), 2);
+  EXPECT_EQ(BitmapHandle(4097).levels(), 3);
+  EXPECT_EQ(BitmapHandle(262144).levels(), 3);
+  Bitmap r;
+  Bitmap::layout(kMaxBitmapCapacity, nullptr, &r);
   EXPECT_EQ(r.levels(), kMaxBitmapLevels);
 }
 
 TEST(BitmapTest, RejectsCapacityOutOfRange) {
-  EXPECT_THROW(HierarchicalBitmap(0), std::invalid_argument);
-  EXPECT_THROW(HierarchicalBitmap(std::uint64_t{kMaxBitmapCapacity} + 1), std::invalid_argument);
-  HierarchicalBitmap bm(100);
+  EXPECT_THROW(BitmapHandle(0), std::invalid_argument);
+  EXPECT_THROW(BitmapHandle(std::uint64_t{kMaxBitmapCapacity} + 1), std::invalid_argument);
+  BitmapHandle bm(100);
   EXPECT_THROW(bm.set_flat_scan_limit(0), std::invalid_argument);
 }
 
 TEST(BitmapTest, CopyLevelRejectsMissingLevel) {
-  HierarchicalBitmap bm(100);
+  BitmapHandle bm(100);
   EXPECT_THROW(bm.copy_level(2), std::out_of_range);
   EXPECT_THROW(bm.copy_level(-1), std::out_of_range);
 }

@@ -1,4 +1,4 @@
-// The back ends the typed suites run on (every back end of dynasoar/backend.h)
+// The back ends the typed suites run on (every back end of backend::All)
 // and the names GoogleTest gives their instances (BackendConformance/dynasoar, ...).
 #pragma once
 
@@ -9,9 +9,15 @@
 
 namespace dynasoar::test {
 
-using AllBackends = ::testing::Types<backend::Dynasoar, backend::CMalloc, backend::CFMalloc, backend::CMMalloc,
-                                     backend::CFMMalloc, backend::CudaMalloc, backend::AtomicMalloc,
-                                     backend::AWMalloc>;
+template <class List>
+struct GTestTypes;
+template <class... Bs>
+struct GTestTypes<model::TypeList<Bs...>> {
+  using type = ::testing::Types<Bs...>;
+};
+
+/// Every back end of backend::All, as GoogleTest's type list.
+using AllBackends = GTestTypes<backend::All>::type;
 
 struct BackendNames {
   template <class B>

@@ -49,30 +49,20 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void atomic_store(T* p, T v, memory_order o = r
   atomic_ref<T>(*p).store(v, o);
 }
 
-template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_or(T* p, T v, memory_order o = relaxed) {
-  return atomic_ref<T>(*p).fetch_or(v, o);
-}
-
-template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_and(T* p, T v, memory_order o = relaxed) {
-  return atomic_ref<T>(*p).fetch_and(v, o);
-}
-
-template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_add(T* p, T v, memory_order o = relaxed) {
-  return atomic_ref<T>(*p).fetch_add(v, o);
-}
-
-template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_fetch_sub(T* p, T v, memory_order o = relaxed) {
-  return atomic_ref<T>(*p).fetch_sub(v, o);
-}
-
-template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_exchange(T* p, T v, memory_order o = relaxed) {
-  return atomic_ref<T>(*p).exchange(v, o);
-}
+// atomic_fetch_or, atomic_fetch_and, atomic_fetch_add, atomic_fetch_sub and
+// atomic_exchange(p, v, order = relaxed): that operation of atomic_ref on *p;
+// each returns the value *p held before.
+#define DYNASOAR_ATOMIC_READ_MODIFY_WRITE(op)                                           \
+  template <class T>                                                                   \
+  DYNASOAR_HD DYNASOAR_FORCEINLINE T atomic_##op(T* p, T v, memory_order o = relaxed) { \
+    return atomic_ref<T>(*p).op(v, o);                                                 \
+  }
+DYNASOAR_ATOMIC_READ_MODIFY_WRITE(fetch_or)
+DYNASOAR_ATOMIC_READ_MODIFY_WRITE(fetch_and)
+DYNASOAR_ATOMIC_READ_MODIFY_WRITE(fetch_add)
+DYNASOAR_ATOMIC_READ_MODIFY_WRITE(fetch_sub)
+DYNASOAR_ATOMIC_READ_MODIFY_WRITE(exchange)
+#undef DYNASOAR_ATOMIC_READ_MODIFY_WRITE
 
 /// Compare-and-swap; on failure `expected` receives the current value.
 template <class T>

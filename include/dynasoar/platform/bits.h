@@ -10,29 +10,17 @@ namespace dynasoar::platform {
 
 /// Number of set bits.
 DYNASOAR_HD DYNASOAR_FORCEINLINE int popc(std::uint64_t x) {
-#if DYNASOAR_DEVICE_CODE
-  return __popcll(x);
-#else
-  return __builtin_popcountll(x);
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(__popcll(x), __builtin_popcountll(x));
 }
 
 /// Index of the lowest set bit; `x` must not be 0.
 DYNASOAR_HD DYNASOAR_FORCEINLINE int ctz(std::uint64_t x) {
-#if DYNASOAR_DEVICE_CODE
-  return __ffsll(static_cast<long long>(x)) - 1;
-#else
-  return __builtin_ctzll(x);
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(__ffsll(static_cast<long long>(x)) - 1, __builtin_ctzll(x));
 }
 
 /// Number of leading zero bits; 64 for 0.
 DYNASOAR_HD DYNASOAR_FORCEINLINE int clz(std::uint64_t x) {
-#if DYNASOAR_DEVICE_CODE
-  return __clzll(static_cast<long long>(x));
-#else
-  return x == 0 ? 64 : __builtin_clzll(x);
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(__clzll(static_cast<long long>(x)), x == 0 ? 64 : __builtin_clzll(x));
 }
 
 /// Rotates right by `s` (taken modulo 64).

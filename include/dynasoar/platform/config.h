@@ -44,6 +44,15 @@
 #define DYNASOAR_DEVICE_CODE 0
 #endif
 
+// DYNASOAR_DEVICE_OR_HOST(d, h): the expression d in code that runs on the
+// GPU, h elsewhere. The other one is not compiled, so d may name device
+// intrinsics. For primitives whose two forms are one expression each.
+#if DYNASOAR_DEVICE_CODE
+#define DYNASOAR_DEVICE_OR_HOST(device, host) (device)
+#else
+#define DYNASOAR_DEVICE_OR_HOST(device, host) (host)
+#endif
+
 namespace dynasoar::platform {
 
 /// True in a CUDA build; usable in `if constexpr`.

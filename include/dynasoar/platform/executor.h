@@ -81,6 +81,11 @@ void host_for(std::size_t n, std::size_t grain, const F& f) {
 
 namespace detail {
 
+// Thread blocks of kBlockThreads that hold `threads` threads, at least one.
+constexpr std::size_t whole_blocks(std::size_t threads) {
+  return std::max<std::size_t>(1, (threads + kBlockThreads - 1) / kBlockThreads);
+}
+
 #if DYNASOAR_CUDA
 template <unsigned kThreads, class F>
 __global__ void __launch_bounds__(kThreads) parallel_for_kernel(std::size_t n, F f) {
@@ -224,7 +229,7 @@ std::size_t parallel_workers(std::size_t workers, const F& f, Stream s = {}) {
   if (workers == 0) return 0;
   const std::size_t most = max_workers<F>();
 #if DYNASOAR_CUDA
-  const std::size_t blocks = (workers + kBlockThreads - 1) / kBlockThreads;
+  const std::size_t blocks = detail::whole_blocks(workers);
   if (blocks * kBlockThreads > most)
     throw std::invalid_argument(
         "parallel_workers: " + std::to_string(workers) + " workers requested, but at most " +
@@ -258,16 +263,15 @@ std::size_t parallel_workers(std::size_t workers, const F& f, Stream s = {}) {
 template <class F>
 std::size_t parallel_workers_up_to(std::size_t workers, const F& f, Stream s = {}) {
   if (workers == 0) return 0;
-  const std::size_t most = max_workers<F>();
+  const std::size_t n = std::min(workers, max_workers<F>());
 #if DYNASOAR_CUDA
-  // most is a whole number of blocks, so rounding up stays within it.
-  const std::size_t blocks =
-      std::max<std::size_t>(1, (std::min(workers, most) + kBlockThreads - 1) / kBlockThreads);
+  // max_workers is a whole number of blocks, so rounding up stays within it.
+  const std::size_t blocks = detail::whole_blocks(n);
   detail::parallel_workers_kernel<<<static_cast<unsigned>(blocks), kBlockThreads, 0, s.handle>>>(f);
   DYNASOAR_CHECK_LAUNCH();
   return blocks * kBlockThreads;
 #else
-  return parallel_workers(std::min(workers, most), f, s);
+  return parallel_workers(n, f, s);
 #endif
 }
 

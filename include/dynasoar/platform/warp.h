@@ -25,44 +25,29 @@ using lane_mask = std::uint32_t;
 /// it: called from host code in a CUDA build it says 1.
 inline constexpr unsigned kBuildLanes = kCudaBuild ? 32u : 1u;
 
+// The special register %name of the PTX ISA (laneid, smid, ...) as an
+// unsigned; device code only.
+#define DYNASOAR_SPECIAL_REGISTER(name)                   \
+  ([] {                                                   \
+    unsigned value;                                       \
+    asm("mov.u32 %0, %%" name ";" : "=r"(value));         \
+    return value;                                         \
+  }())
+
 /// Threads in a warp: 32 on the GPU, 1 on the host.
-DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned size() {
-#if DYNASOAR_DEVICE_CODE
-  return 32u;
-#else
-  return 1u;
-#endif
-}
+DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned size() { return DYNASOAR_DEVICE_OR_HOST(32u, 1u); }
 
 /// Lane index of the calling thread within its warp.
 DYNASOAR_HD DYNASOAR_FORCEINLINE unsigned lane_id() {
-#if DYNASOAR_DEVICE_CODE
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  return lane;
-#else
-  return 0u;
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(DYNASOAR_SPECIAL_REGISTER("laneid"), 0u);
 }
 
 /// Mask of all lanes of a warp.
-DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask full_mask() {
-#if DYNASOAR_DEVICE_CODE
-  return 0xFFFFFFFFu;
-#else
-  return 1u;
-#endif
-}
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask full_mask() { return DYNASOAR_DEVICE_OR_HOST(0xFFFFFFFFu, 1u); }
 
 /// Mask of the lanes below the calling lane.
 DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask lanes_below() {
-#if DYNASOAR_DEVICE_CODE
-  lane_mask m;
-  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
-  return m;
-#else
-  return 0u;
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(DYNASOAR_SPECIAL_REGISTER("lanemask_lt"), 0u);
 }
 
 /// Lanes executing this call together with the calling lane, right now (the
@@ -71,13 +56,7 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask lanes_below() {
 /// of a group whose members then run the same straight-line sequence of
 /// primitives with exactly this mask, as allocation coalescing does. Lanes
 /// that arrive later form a group of their own. On the host: one lane.
-DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask present_lanes() {
-#if DYNASOAR_DEVICE_CODE
-  return __activemask();
-#else
-  return 1u;
-#endif
-}
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask present_lanes() { return DYNASOAR_DEVICE_OR_HOST(__activemask(), 1u); }
 
 /// A value that differs between the warps running at one time: the global
 /// warp index on the GPU, a per-thread number on the host. Seeds the bitmap
@@ -101,69 +80,38 @@ DYNASOAR_HD inline std::uint64_t warp_seed() {
 /// per-processor state (CMMalloc's offsets, paper 000 Sec. 5.4): the value
 /// only steers where a thread starts, never what is correct.
 DYNASOAR_HD inline unsigned processor_id() {
-#if DYNASOAR_DEVICE_CODE
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-#else
-  return static_cast<unsigned>(warp_seed());
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(DYNASOAR_SPECIAL_REGISTER("smid"), static_cast<unsigned>(warp_seed()));
 }
 
 /// The warp's slot on its multiprocessor (%warpid; a hint, since a warp may
 /// be moved); 0 on the host.
 DYNASOAR_HD inline unsigned warp_slot() {
-#if DYNASOAR_DEVICE_CODE
-  unsigned id;
-  asm volatile("mov.u32 %0, %%warpid;" : "=r"(id));
-  return id;
-#else
-  return 0u;
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(DYNASOAR_SPECIAL_REGISTER("warpid"), 0u);
 }
 
 /// Mask of the lanes in `mask` whose predicate is true.
-DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask ballot(lane_mask mask, bool predicate) {
-#if DYNASOAR_DEVICE_CODE
-  return __ballot_sync(mask, predicate);
-#else
-  (void)mask;
-  return predicate ? 1u : 0u;
-#endif
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask ballot([[maybe_unused]] lane_mask mask, bool predicate) {
+  return DYNASOAR_DEVICE_OR_HOST(__ballot_sync(mask, predicate), predicate ? 1u : 0u);
 }
 
 /// Value of `v` in lane `src` (which must be in `mask`).
 template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE T shfl(lane_mask mask, T v, unsigned src) {
+DYNASOAR_HD DYNASOAR_FORCEINLINE T shfl([[maybe_unused]] lane_mask mask, T v, [[maybe_unused]] unsigned src) {
   static_assert(std::is_trivially_copyable_v<T>, "shfl needs a trivially copyable type");
-#if DYNASOAR_DEVICE_CODE
-  return __shfl_sync(mask, v, static_cast<int>(src));
-#else
-  (void)mask;
-  (void)src;
-  return v;
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(__shfl_sync(mask, v, static_cast<int>(src)), v);
 }
 
 /// Mask of the lanes in `mask` that hold the same `v` as the calling lane.
 template <class T>
-DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask match_any(lane_mask mask, T v) {
+DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask match_any([[maybe_unused]] lane_mask mask, [[maybe_unused]] T v) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "match_any takes 32- or 64-bit values");
-#if DYNASOAR_DEVICE_CODE
-  return __match_any_sync(mask, v);
-#else
-  (void)mask;
-  (void)v;
-  return 1u;
-#endif
+  return DYNASOAR_DEVICE_OR_HOST(__match_any_sync(mask, v), 1u);
 }
 
 /// Barrier for the lanes in `mask`.
-DYNASOAR_HD DYNASOAR_FORCEINLINE void sync(lane_mask mask) {
+DYNASOAR_HD DYNASOAR_FORCEINLINE void sync([[maybe_unused]] lane_mask mask) {
 #if DYNASOAR_DEVICE_CODE
   __syncwarp(mask);
-#else
-  (void)mask;
 #endif
 }
 

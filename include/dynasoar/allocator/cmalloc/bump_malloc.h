@@ -29,10 +29,9 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint6
   return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-/// Alg. 1.
-struct AtomicMalloc {
-  /// Name used in error messages.
-  static constexpr const char* kName = "AtomicMalloc";
+/// What both bump allocators are: a pool with one offset counter that every
+/// request advances, and no list of chunks.
+struct BumpPool {
   /// False: free() does nothing and memory comes back only through reset().
   static constexpr bool kCanFree = false;
   /// False: no chunk list; PoolHandle sets up a bump counter instead.
@@ -40,10 +39,21 @@ struct AtomicMalloc {
   /// False: the pool is a buffer owned by PoolHandle.
   static constexpr bool kDeviceHeap = false;
 
-  std::uint64_t mem;                 ///< address of the pool (16-byte aligned)
-  std::uint64_t bytes;               ///< pool size, a multiple of 16
-  unsigned long long* offset;        ///< the paper's memOffset
-  unsigned* error;                   ///< PoolError flags, set when the pool is used up
+  std::uint64_t mem;           ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;         ///< pool size, a multiple of 16
+  unsigned long long* offset;  ///< the paper's memOffset
+  unsigned* error;             ///< PoolError flags (see each allocator)
+
+  /// Does nothing: a bump allocator cannot free (device and host code).
+  DYNASOAR_HD void free(void*) const {}
+};
+
+/// Alg. 1: the offset only grows; the error flag is set once the pool is used up.
+struct AtomicMalloc : BumpPool {
+  /// Name used in error messages.
+  static constexpr const char* kName = "AtomicMalloc";
+  /// Name of the back end (CMake's DYNASOAR_BACKEND).
+  static constexpr const char* kBackend = "atomic_malloc";
 
   /// 16-byte aligned memory for `n` bytes, or nullptr once the pool is used up.
   DYNASOAR_HD void* malloc(std::uint64_t n) const {
@@ -55,25 +65,15 @@ struct AtomicMalloc {
     }
     return reinterpret_cast<void*>(mem + at);
   }
-  /// Does nothing: this allocator cannot free (device and host code).
-  DYNASOAR_HD void free(void*) const {}  // cannot free
 };
 
-/// Alg. 2, with 64-bit offsets.
-struct AWMalloc {
+/// Alg. 2, with 64-bit offsets: the offset wraps to the start of the pool;
+/// the error flag is set only for a request larger than the pool.
+struct AWMalloc : BumpPool {
   /// Name used in error messages.
   static constexpr const char* kName = "AWMalloc";
-  /// False: free() does nothing and memory comes back only through reset().
-  static constexpr bool kCanFree = false;
-  /// False: no chunk list; PoolHandle sets up a bump counter instead.
-  static constexpr bool kCircular = false;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
-
-  std::uint64_t mem;           ///< address of the pool (16-byte aligned)
-  std::uint64_t bytes;         ///< pool size, a multiple of 16
-  unsigned long long* offset;  ///< the paper's memOffset; wraps to the start of the pool
-  unsigned* error;             ///< PoolError flags, set for a request larger than the pool
+  /// Name of the back end (CMake's DYNASOAR_BACKEND).
+  static constexpr const char* kBackend = "aw_malloc";
 
   /// 16-byte aligned memory for `n` bytes; nullptr only if n exceeds the pool.
   /// May return memory that an earlier allocation still uses (see above).
@@ -100,8 +100,6 @@ struct AWMalloc {
       }
     }
   }
-  /// Does nothing: this allocator cannot free (device and host code).
-  DYNASOAR_HD void free(void*) const {}  // cannot free
 };
 
 }  // namespace dynasoar::cmalloc

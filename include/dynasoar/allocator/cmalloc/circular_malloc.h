@@ -107,6 +107,9 @@ struct CircularMalloc {
   /// Name used in error messages: CMalloc, CFMalloc, CMMalloc or CFMMalloc.
   static constexpr const char* kName =
       kFused ? (kMulti ? "CFMMalloc" : "CFMalloc") : (kMulti ? "CMMalloc" : "CMalloc");
+  /// Name of the back end (CMake's DYNASOAR_BACKEND): the name in lower case.
+  static constexpr const char* kBackend =
+      kFused ? (kMulti ? "cfmmalloc" : "cfmalloc") : (kMulti ? "cmmalloc" : "cmalloc");
   /// True: free() returns chunks to the list.
   static constexpr bool kCanFree = true;
   /// True: PoolHandle pre-splits the pool into a chunk list (Eq. 1).

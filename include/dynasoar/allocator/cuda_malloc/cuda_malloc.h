@@ -19,6 +19,8 @@ namespace dynasoar::cmalloc {
 struct CudaMalloc {
   /// Name used in error messages.
   static constexpr const char* kName = "CudaMalloc";
+  /// Name of the back end (CMake's DYNASOAR_BACKEND).
+  static constexpr const char* kBackend = "cuda_malloc";
   /// True: free() returns memory to the device heap.
   static constexpr bool kCanFree = true;
   /// False: no chunk list of this library.

@@ -11,7 +11,7 @@
 //   non-null entries on the stream) and renumbers the headers.
 //
 // The header word: bits 63..58 the class's type id, bits 57..0 the index.
-// This file is the device side; ByteHandle (dynasoar/byte_handle.h) owns the
+// This file is the device side; ByteAllocatorHandle (dynasoar/byte_allocator_handle.h) owns the
 // arrays and runs the compaction.
 #pragma once
 
@@ -44,7 +44,7 @@ struct TypeEntries {
 };
 
 /// The device handle of the registry (by value in ByteAllocator).
-struct RegistryState {
+struct ObjectRegistry {
   TypeEntries* types;  ///< one per class of the allocator, in device memory
   unsigned* error;     ///< RegistryError flags
   unsigned num_types;  ///< entries of `types`

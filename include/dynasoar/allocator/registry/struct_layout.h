@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dynasoar/allocator/soa/type_list.h"
+#include "dynasoar/model/type_list.h"
 #include "dynasoar/platform/config.h"
 
 namespace dynasoar::registry {
@@ -19,14 +19,14 @@ inline constexpr std::uint64_t kObjectHeaderBytes = 8;
 /// Alignment of every allocation of the byte allocators.
 inline constexpr std::uint64_t kObjectAlignment = 16;
 
-/// Offsets and size of an object whose fields are `Fields` (a soa::TypeList).
+/// Offsets and size of an object whose fields are `Fields` (a model::TypeList).
 template <class Fields>
 struct StructLayout;
 
 /// The layout for the field types Fs..., inherited fields first; all of it is
 /// computed at compile time.
 template <class... Fs>
-struct StructLayout<soa::TypeList<Fs...>> {
+struct StructLayout<model::TypeList<Fs...>> {
   static_assert(
       ((alignof(Fs) <= kObjectAlignment) && ...),
       "a field type needs more than 16-byte alignment, which the byte allocators do not give");

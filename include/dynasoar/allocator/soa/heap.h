@@ -17,7 +17,7 @@
 
 #include "dynasoar/allocator/soa/layout.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
-#include "dynasoar/bitmap/bitmap_ref.h"
+#include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
@@ -76,10 +76,10 @@ struct HeapState {
   /// are any, a `new` that finds no slot is not out of memory yet.
   unsigned* initializing;
   /// Blocks of no type, free to be taken by any type.
-  BitmapRef free_blocks;
-  BitmapRef allocated[kMaxTypes];  ///< per type: blocks of exactly this type
-  BitmapRef active[kMaxTypes];     ///< per type: allocated blocks with a free slot
-  unsigned capacity[kMaxTypes];    ///< 0 for abstract types
+  Bitmap free_blocks;
+  Bitmap allocated[model::kMaxTypes];  ///< per type: blocks of exactly this type
+  Bitmap active[model::kMaxTypes];     ///< per type: allocated blocks with a free slot
+  unsigned capacity[model::kMaxTypes];    ///< 0 for abstract types
 
   /// Address of block b.
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t block_address(bit_index b) const {
@@ -170,7 +170,7 @@ struct HeapState {
     // free-block bitmap has a bit per block: its capacity is the block count.)
     const std::uint64_t offset = pointer_block(pointer) - blocks;
     const std::uint64_t b = offset / block_bytes;
-    if (type >= kMaxTypes || capacity[type] == 0 || pointer_capacity(pointer) != capacity[type] ||
+    if (type >= model::kMaxTypes || capacity[type] == 0 || pointer_capacity(pointer) != capacity[type] ||
         slot >= capacity[type] || b >= free_blocks.capacity() || b * block_bytes != offset) {
       platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapForeignPointer));
       return;

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dynasoar/bitmap/bitmap_ref.h"
+#include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/warp.h"
@@ -16,19 +16,19 @@ namespace dynasoar::detail {
 /// bitmap has every valid bit of every level set: each container holds at
 /// least one valid bit, so every bit above it is set too.
 struct FillBitmap {
-  BitmapRef bitmap;
+  Bitmap bitmap;
   bool value;
 
   DYNASOAR_HD void operator()(std::size_t global_word) const {
     int level = 0;
     std::size_t i = global_word;
     while (i >= bitmap.level_words(level)) i -= bitmap.level_words(level++);
-    BitmapRef::word w = 0;
+    Bitmap::word w = 0;
     if (value) {
       const std::uint64_t bits = bitmap.level_bits(level);
-      const std::uint64_t first_bit = i * BitmapRef::kWordBits;
+      const std::uint64_t first_bit = i * Bitmap::kWordBits;
       w = platform::low_bits(static_cast<unsigned>(
-          bits - first_bit < BitmapRef::kWordBits ? bits - first_bit : BitmapRef::kWordBits));
+          bits - first_bit < Bitmap::kWordBits ? bits - first_bit : Bitmap::kWordBits));
     }
     bitmap.level_data(level)[i] = w;
   }
@@ -36,7 +36,7 @@ struct FillBitmap {
 
 /// Adds the number of set bits of level 0 to *total.
 struct CountBits {
-  const BitmapRef::word* words;
+  const Bitmap::word* words;
   std::size_t num_words;
   unsigned long long* total;
 
@@ -71,7 +71,7 @@ struct CountBits {
 ///
 /// Every lane of a warp must call this (warp-uniform loop).
 struct EnumerateLevel {
-  const BitmapRef::word* words;
+  const Bitmap::word* words;
   const bit_index* selected;
   const bit_index* selected_count;
   bit_index all;
@@ -90,7 +90,7 @@ struct EnumerateLevel {
     for (std::size_t base = worker / lanes * lanes; base < n; base += warp_stride) {
       const std::size_t i = base + lane;
       bit_index container = 0;
-      BitmapRef::word w = 0;
+      Bitmap::word w = 0;
       if (i < n) {
         container = selected != nullptr ? selected[i] : static_cast<bit_index>(i);
         w = words[container];
@@ -103,17 +103,17 @@ struct EnumerateLevel {
       if (lane == lanes - 1) warp_start = platform::atomic_fetch_add(out_count, warp_total);
       warp_start = warp::shfl(everyone, warp_start, lanes - 1);
 
-      if (warp_total >= lanes * (BitmapRef::kWordBits / 2)) {
+      if (warp_total >= lanes * (Bitmap::kWordBits / 2)) {
         // Dense: container by container, each lane writing the bits at its positions.
         const bit_index my_start = warp_start + inclusive - bits;
         for (warp::lane_mask pending = warp::ballot(everyone, w != 0); pending != 0;
              pending &= pending - 1) {
           const unsigned src = static_cast<unsigned>(platform::ctz(pending));
-          const BitmapRef::word cw = warp::shfl(everyone, w, src);
+          const Bitmap::word cw = warp::shfl(everyone, w, src);
           const bit_index start = warp::shfl(everyone, my_start, src);
           const std::uint64_t first =
-              static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * BitmapRef::kWordBits;
-          for (unsigned b = lane; b < BitmapRef::kWordBits; b += lanes) {
+              static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * Bitmap::kWordBits;
+          for (unsigned b = lane; b < Bitmap::kWordBits; b += lanes) {
             if ((cw >> b) & 1u)
               out[start + platform::popc(cw & platform::low_bits(b))] =
                   static_cast<bit_index>(first + b);
@@ -128,12 +128,12 @@ struct EnumerateLevel {
           unsigned src = 0;
           for (unsigned step = lanes / 2; step > 0; step /= 2)
             if (warp::shfl(everyone, inclusive, src + step - 1) <= j) src += step;
-          const BitmapRef::word sw = warp::shfl(everyone, w, src);
+          const Bitmap::word sw = warp::shfl(everyone, w, src);
           const bit_index rank = j - warp::shfl(everyone, exclusive, src);
           const bit_index sc = warp::shfl(everyone, container, src);
           if (j < warp_total)
             out[warp_start + j] = static_cast<bit_index>(
-                static_cast<std::uint64_t>(sc) * BitmapRef::kWordBits +
+                static_cast<std::uint64_t>(sc) * Bitmap::kWordBits +
                 static_cast<unsigned>(platform::nth_set_bit(sw, static_cast<int>(rank))));
         }
       }

@@ -22,7 +22,8 @@
 #include <vector>
 
 #include "dynasoar/allocator/soa/heap.h"
-#include "dynasoar/bitmap/hierarchical_bitmap.h"
+#include "dynasoar/detail/soa_kernels.h"
+#include "dynasoar/bitmap/bitmap_handle.h"
 #include "dynasoar/handle_options.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/soa_allocator.h"
@@ -37,202 +38,10 @@ struct HeapInspector;  // dynasoar/debug.h
 
 // dynasoar::OutOfMemory (dynasoar/platform/error.h): a `new` in device code found the heap full.
 
-namespace soa {
-
-/// Copies the allocation bitmaps of the listed blocks to their iteration
-/// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
-struct SnapshotBlocks {
-  /// The heap (device memory) whose block headers get their snapshot.
-  HeapState* state;
-  /// The class's block list, as list_blocks wrote it.
-  const bit_index* blocks;
-  /// Number of entries of `blocks` (device memory, read when the kernel runs).
-  const bit_index* count;
-  /// Type id of the class whose live slots are copied.
-  unsigned type;
-  /// Worker `worker` of `workers` takes every workers-th entry of the list. Host and device.
-  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
-    const bit_index n = *count;
-    for (std::size_t k = worker; k < n; k += workers)
-      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
-  }
-};
-
-/// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
-/// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
-/// consecutive threads work on consecutive slots of one block. The grid is
-/// sized for the device, not for the block count (only the device knows
-/// it), so each thread visits many blocks in turn.
-///
-/// One instance per concrete class, with its type id and capacity as
-/// template arguments, so the object pointers made here carry constant type
-/// and capacity bits (the block address is masked to the pointer's address
-/// bits, which lets the compiler see that). The heap's base address and
-/// block size travel in the kernel parameters.
-template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
-struct DoAll {
-  /// Address of block 0 of the heap.
-  std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
-  std::uint64_t block_bytes;
-  /// The class's block list (device memory).
-  const bit_index* blocks;
-  /// Number of entries of `blocks` (device memory, read when the kernel runs).
-  const bit_index* count;
-  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity.
-  /// The method's arguments, copied into the kernel parameters.
-  Pack args;
-
-  /// Thread t's share of the do-all: slot t % kCapacity of every stride-th listed block.
-  DYNASOAR_HD void operator()(std::size_t t) const {
-    const unsigned slot = static_cast<unsigned>(t % kCapacity);
-    const std::size_t stride = threads / kCapacity;
-    const std::size_t n = *count;
-    for (std::size_t k = t / kCapacity; k < n; k += stride) {
-      const std::uint64_t block =
-          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
-      if (((reinterpret_cast<const BlockHeader*>(block)->iteration >> slot) & 1u) == 0) continue;
-      T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
-      args.apply([&](const auto&... a) { (obj->*Method)(a...); });
-    }
-  }
-};
-
-#if !DYNASOAR_CUDA
-/// The host build's do-all over the block list entries [begin, end) (one
-/// chunk of SoaHandle::host_do_all): the objects of the snapshot, block by
-/// block, each block's slots in ascending order. One thread takes whole
-/// blocks; the device's slot-per-thread mapping serves coalescing, which a
-/// CPU core does not need. The snapshot does not change during a do-all, so
-/// it is read once per block.
-template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
-struct HostDoAll {
-  /// Address of block 0 of the heap.
-  std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
-  std::uint64_t block_bytes;
-  /// The class's block list (host memory in this build).
-  const bit_index* blocks;
-  /// The method's arguments.
-  Pack args;
-
-  /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
-  void operator()(std::size_t begin, std::size_t end) const {
-    for (std::size_t k = begin; k < end; ++k) {
-      const std::uint64_t block =
-          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
-      const word snapshot =
-          reinterpret_cast<const BlockHeader*>(block)->iteration & platform::low_bits(kCapacity);
-      for (word live = snapshot; live != 0; live &= live - 1) {
-        const auto slot = static_cast<unsigned>(platform::ctz(live));
-        T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
-        args.apply([&](const auto&... a) { (obj->*Method)(a...); });
-      }
-    }
-  }
-};
-#endif
-
-/// parallel_new, first step: worker g takes a free block for the objects
-/// g * cap .. g * cap + cap - 1 with all its slots already reserved (a
-/// block born full is not active) and writes its index to blocks[g], or
-/// kNoBit when no block is free (the second step then makes those objects
-/// one `new` at a time). Objects made one `new` at a time land where each
-/// warp's search leads, which left n-body's blocks half full and their
-/// slots scattered: its do-alls ran half-empty warps and device_do took the
-/// slow path for partial blocks.
-struct ClaimFullBlocks {
-  /// The heap (device memory) to take free blocks from.
-  HeapState* state;
-  /// Out: the block claimed by worker g, or kNoBit, at blocks[g].
-  bit_index* blocks;
-  /// Type id of the class the blocks are claimed for.
-  unsigned type;
-  /// Slots per block of that class.
-  unsigned cap;
-  /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
-  DYNASOAR_HD void operator()(std::size_t g) const {
-    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), kAllSlots);
-  }
-};
-
-/// parallel_new, second step: object i is T(i, args...), in slot
-/// i % kCapacity of block i / kCapacity where the first step claimed one
-/// (`groups` of them), else (the last n % kCapacity objects, or no free block
-/// was left) by `new`, which also fills the free slots of the class's
-/// blocks and raises the out-of-memory flag only when there are none.
-template <class Alloc, class T, class Pack, unsigned kType, unsigned kCapacity>
-struct ConstructInBlocks {
-  /// The device allocator, for the objects that found no claimed block.
-  Alloc alloc;
-  /// Address of block 0 of the heap.
-  std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
-  std::uint64_t block_bytes;
-  /// The blocks the first step claimed (kNoBit where none was free).
-  const bit_index* blocks;
-  /// Number of entries of `blocks`.
-  std::size_t groups;
-  /// The constructor's arguments after the index.
-  Pack args;
-  /// Constructs object i; on out of memory it makes nothing (the flag is raised). Host and device.
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    const std::size_t g = i / kCapacity;
-    const bit_index b = g < groups ? blocks[g] : kNoBit;
-    T* p = nullptr;
-    if (b != kNoBit) {
-      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
-      p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
-    } else {
-      p = alloc.template allocate<T>();
-      if (p == nullptr) return;  // out of memory: the flag is raised
-    }
-    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
-  }
-};
-
-/// Live objects of the listed blocks, added to *total.
-struct CountObjects {
-  /// The heap (device memory) whose blocks are counted.
-  HeapState* state;
-  /// The class's block list, as list_blocks wrote it.
-  const bit_index* blocks;
-  /// Number of entries of `blocks` (device memory, read when the kernel runs).
-  const bit_index* count;
-  /// Type id of the class whose objects are counted.
-  unsigned type;
-  /// The sum the workers add their counts to (zeroed by the caller).
-  unsigned long long* total;
-  /// Worker `worker` of `workers` counts every workers-th listed block. Host and device.
-  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
-    const bit_index n = *count;
-    unsigned long long mine = 0;
-    for (std::size_t k = worker; k < n; k += workers)
-      mine += static_cast<unsigned>(platform::popc(state->live_slots(blocks[k], type)));
-    if (mine != 0) platform::atomic_fetch_add(total, mine);
-  }
-};
-
-/// Copies every block header (consistency checks).
-struct GatherHeaders {
-  /// The heap (device memory) whose headers are read.
-  HeapState* state;
-  /// Out: one header per block of the heap.
-  BlockHeader* out;
-  /// Copies the header of block b. Host and device.
-  DYNASOAR_HD void operator()(std::size_t b) const {
-    out[b] = *state->header(static_cast<bit_index>(b));
-  }
-};
-
-}  // namespace soa
-
 /// Owns the object heap of allocator type Alloc (a SoaAllocator<...>).
-/// Users name it AllocatorHandle<Alloc> (below), the same for every back end.
+/// Users name it AllocatorHandle<Alloc> (backend.h), the same for every back end.
 template <class Alloc>
-class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
-  friend class HandleOps<SoaHandle>;
-
+class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
  public:
   /// The device allocator type this handle owns the heap of.
   using Allocator = Alloc;
@@ -265,7 +74,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// blocks), plus its bitmaps. Throws std::invalid_argument if it cannot
   /// hold one block per concrete class or more blocks than a bitmap can
   /// index, and dynasoar::CudaError if device memory runs out.
-  explicit SoaHandle(std::uint64_t heap_bytes, HandleOptions options = {}, Stream s = {})
+  explicit SoaAllocatorHandle(std::uint64_t heap_bytes, HandleOptions options = {}, Stream s = {})
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
     if (blocks < kConcreteClasses)
@@ -286,7 +95,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
           "object pointers can address");
 
     free_blocks_ =
-        std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllSet, s);
+        std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllSet, s);
     soa::HeapState host{};
     host.blocks = base;
     host.block_bytes = kBlockBytes;
@@ -297,16 +106,16 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     initializing_ = platform::Buffer<unsigned>(1);
     initializing_.zero(s);
     host.initializing = initializing_.data();
-    host.free_blocks = free_blocks_->ref();
+    host.free_blocks = free_blocks_->device();
     for (std::size_t t = 0; t < kNumTypes; ++t) {
       host.capacity[t] = Registry::kCapacityById[t];
       if (host.capacity[t] == 0) continue;  // abstract: no blocks
       allocated_[t] =
-          std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
+          std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllClear, s);
       active_[t] =
-          std::make_unique<HierarchicalBitmap>(blocks, HierarchicalBitmap::Init::kAllClear, s);
-      host.allocated[t] = allocated_[t]->ref();
-      host.active[t] = active_[t]->ref();
+          std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllClear, s);
+      host.allocated[t] = allocated_[t]->device();
+      host.active[t] = active_[t]->device();
     }
     state_ = platform::Buffer<soa::HeapState>(1);
     state_.copy_from_host(&host, 1, 0, s);
@@ -320,22 +129,22 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   /// Blocks of other classes take room of their own.
   ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Body>(1 << 20);
   template <class T>
-  static SoaHandle for_objects(std::uint64_t objects, HandleOptions options = {},
+  static SoaAllocatorHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                Stream s = {}) {
     // One block of T also for no objects: T's block counts among the classes' blocks.
     const std::uint64_t own = bytes_for<T>(std::max<std::uint64_t>(objects, 1));
-    return SoaHandle(own + (kConcreteClasses - 1) * kBlockBytes, options, s);
+    return SoaAllocatorHandle(own + (kConcreteClasses - 1) * kBlockBytes, options, s);
   }
 
-  SoaHandle(const SoaHandle&) = delete;
-  SoaHandle& operator=(const SoaHandle&) = delete;
+  SoaAllocatorHandle(const SoaAllocatorHandle&) = delete;
+  SoaAllocatorHandle& operator=(const SoaAllocatorHandle&) = delete;
   /// Handles move: the heap, its bitmaps and the device state stay where
   /// they are, so `device()` handles made before the move stay valid. The
   /// moved-from handle owns nothing; it may only be destroyed or assigned
   /// to. Host only; not while kernels of either handle are still running.
-  SoaHandle(SoaHandle&&) noexcept = default;
+  SoaAllocatorHandle(SoaAllocatorHandle&&) noexcept = default;
   /// Frees this handle's heap, then takes over `other`'s (see the move constructor).
-  SoaHandle& operator=(SoaHandle&&) noexcept = default;
+  SoaAllocatorHandle& operator=(SoaAllocatorHandle&&) noexcept = default;
 
   /// The handle for kernels (pass by value).
   Alloc device() const { return Alloc(state_.data()); }
@@ -366,7 +175,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
       list_blocks(type);
       platform::parallel_workers_up_to(
           workers_for_blocks(),
-          soa::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
+          soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
@@ -375,7 +184,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
       const std::size_t threads = do_all_threads(cap);
       platform::parallel_for<soa::kDoAllBlockThreads>(
           threads,
-          soa::DoAll<T, Method, decltype(pack), type, cap>{
+          soa::detail::DoAll<T, Method, decltype(pack), type, cap>{
               heap_base(), kBlockBytes, block_list(type), block_count(type), threads, pack},
           stream_);
 #else
@@ -384,19 +193,15 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     });
   }
 
-  /// Blocks and objects of T and each of its concrete subclasses.
-  template <class T>
-  std::vector<TypeStatistics> statistics() {
-    std::vector<TypeStatistics> out;
-    this->template for_each_concrete<Registry, T>([&](unsigned type) {
-      TypeStatistics st;
-      st.type_id = type;
-      st.capacity = Registry::kCapacityById[type];
-      st.blocks = allocated_[type]->count(stream_);
-      st.objects = count_type(type);
-      out.push_back(st);
-    });
-    return out;
+  /// BackendHandle hook of statistics<T>(): blocks and objects of the
+  /// concrete class with id `type`. Waits for the stream.
+  TypeStatistics type_statistics(unsigned type) {
+    TypeStatistics st;
+    st.type_id = type;
+    st.capacity = Registry::kCapacityById[type];
+    st.blocks = allocated_[type]->count(stream_);
+    st.objects = count_type(type);
+    return st;
   }
 
   /// Blocks in use (of any class) and all blocks.
@@ -434,6 +239,42 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
         "dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
         " blocks of " + std::to_string(kBlockBytes) +
         " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
+  }
+
+  /// BackendHandle hook of parallel_new: objects in whole blocks. One
+  /// kernel takes n / capacity free blocks with all their slots reserved,
+  /// a second constructs object i in slot
+  /// i % capacity of block i / capacity; the last n % capacity objects, and
+  /// those whose block could not be had, are made by `new` (active blocks
+  /// first), so parallel_new fails only where `new` would. Both kernels are
+  /// queued on the stream. Until the second has run, the reserved slots hold
+  /// no objects: no walk over T may run on another stream meanwhile.
+  template <class T, class Pack>
+  void create_objects(std::size_t n, const Pack& pack) {
+    static_assert(check_allocatable<Registry, T>());
+    constexpr unsigned type = Alloc::template type_id<T>();
+    constexpr unsigned cap = Registry::kCapacityById[type];
+    const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
+    if (groups != 0)
+      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), block_list(type), type, cap}, stream_);
+    platform::parallel_for(n,
+                           soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
+                               device(), heap_base(), kBlockBytes, block_list(type), groups, pack},
+                           stream_);
+  }
+
+  /// BackendHandle hook of count<T>(): live objects of the concrete class
+  /// with id `type`. Waits for the stream.
+  std::uint64_t count_type(unsigned type) {
+    list_blocks(type);
+    total_.zero(stream_);
+    platform::parallel_workers_up_to(workers_for_blocks(),
+                               soa::detail::CountObjects{state_.data(), block_list(type), block_count(type), type,
+                                                 total_.data()},
+                               stream_);
+    unsigned long long n = 0;
+    total_.copy_to_host(&n, 1, 0, stream_);
+    return n;
   }
 
  private:
@@ -498,27 +339,6 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     return {};
   }
 
-  // parallel_new in whole blocks: one kernel takes n / capacity free blocks
-  // with all their slots reserved, a second constructs object i in slot
-  // i % capacity of block i / capacity; the last n % capacity objects, and
-  // those whose block could not be had, are made by `new` (active blocks
-  // first), so parallel_new fails only where `new` would. Both kernels are
-  // queued on the stream. Until the second has run, the reserved slots hold
-  // no objects: no walk over T may run on another stream meanwhile.
-  template <class T, class Pack>
-  void create_objects(std::size_t n, const Pack& pack) {
-    static_assert(check_allocatable<Registry, T>());
-    constexpr unsigned type = Alloc::template type_id<T>();
-    constexpr unsigned cap = Registry::kCapacityById[type];
-    const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
-    if (groups != 0)
-      platform::parallel_for(groups, soa::ClaimFullBlocks{state_.data(), block_list(type), type, cap}, stream_);
-    platform::parallel_for(n,
-                           soa::ConstructInBlocks<Alloc, T, Pack, type, cap>{
-                               device(), heap_base(), kBlockBytes, block_list(type), groups, pack},
-                           stream_);
-  }
-
   // The block list of `type` (device memory, room for every block), made on
   // first use: a class that is never listed costs nothing.
   bit_index* block_list(unsigned type) {
@@ -529,18 +349,6 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
 
   // Writes the allocated blocks of `type` to its block list and count (device).
   void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_count(type), stream_); }
-
-  std::uint64_t count_type(unsigned type) {
-    list_blocks(type);
-    total_.zero(stream_);
-    platform::parallel_workers_up_to(workers_for_blocks(),
-                               soa::CountObjects{state_.data(), block_list(type), block_count(type), type,
-                                                 total_.data()},
-                               stream_);
-    unsigned long long n = 0;
-    total_.copy_to_host(&n, 1, 0, stream_);
-    return n;
-  }
 
   std::size_t workers_for_blocks() const {
     const std::size_t resident = platform::concurrent_threads();
@@ -574,7 +382,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
     block_counts_.copy_to_host(&n, 1, kType, stream_);
     platform::host_parallel_chunks(
         n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
-        soa::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
+        soa::detail::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
   }
 #endif
 
@@ -582,7 +390,7 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
 
   std::vector<soa::BlockHeader> read_headers() const {
     platform::Buffer<soa::BlockHeader> headers(num_blocks_);
-    platform::parallel_for(num_blocks_, soa::GatherHeaders{state_.data(), headers.data()}, stream_);
+    platform::parallel_for(num_blocks_, soa::detail::GatherHeaders{state_.data(), headers.data()}, stream_);
     return headers.to_vector(stream_);
   }
 
@@ -592,18 +400,12 @@ class SoaHandle : public HandleOps<SoaHandle<Alloc>> {
   platform::Buffer<soa::HeapState> state_;
   platform::Buffer<unsigned> error_;
   platform::Buffer<unsigned> initializing_;  // HeapState::initializing
-  std::unique_ptr<HierarchicalBitmap> free_blocks_;
-  std::unique_ptr<HierarchicalBitmap> allocated_[kNumTypes];
-  std::unique_ptr<HierarchicalBitmap> active_[kNumTypes];
+  std::unique_ptr<BitmapHandle> free_blocks_;
+  std::unique_ptr<BitmapHandle> allocated_[kNumTypes];
+  std::unique_ptr<BitmapHandle> active_[kNumTypes];
   platform::Buffer<bit_index> block_lists_[kNumTypes];  // per class, made on first use
   platform::Buffer<bit_index> block_counts_;
   mutable platform::Buffer<unsigned long long> total_;
 };
-
-/// The host handle of an allocator, whatever its back end: it owns the
-/// memory (RAII) and runs parallel_new, parallel_do, count and statistics.
-///   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);
-template <class Alloc>
-using AllocatorHandle = typename Alloc::Handle;
 
 }  // namespace dynasoar

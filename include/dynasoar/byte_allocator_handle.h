@@ -1,6 +1,6 @@
-// ByteHandle: the host side of the API on a byte allocator (ByteAllocator).
+// ByteAllocatorHandle: the host side of the API on a byte allocator (ByteAllocator).
 // It owns the raw allocator's pool (cmalloc::PoolHandle) and the generic
-// object registry, and offers what SoaHandle offers, so that code written
+// object registry, and offers what SoaAllocatorHandle offers, so that code written
 // against AllocatorHandle<A> runs unchanged on every back end:
 //
 //   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);   // 1 GiB pool
@@ -31,6 +31,7 @@
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "dynasoar/allocator/registry/registry.h"
 #include "dynasoar/byte_allocator.h"
+#include "dynasoar/detail/registry_kernels.h"
 #include "dynasoar/handle_options.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/platform/error.h"
@@ -40,82 +41,11 @@
 
 namespace dynasoar {
 
-namespace registry {
-
-/// Moves the compacted entries back and writes each object's new index.
-struct Renumber {
-  /// The non-null entries, in order, as the selection wrote them.
-  void* const* compacted;
-  /// The class's registry array, written back from `compacted`.
-  void** entries;
-  /// Type id of the class, written into each object's header.
-  unsigned type;
-  unsigned long long expected;  ///< entries - removals, as the host counted
-  /// Number of entries the selection kept (device memory).
-  const unsigned long long* selected;
-  /// The registry's error flags; kRegistryCorrupt is raised if selected != expected.
-  unsigned* error;
-  /// Thread i moves entry i back and renumbers its object. Host and device.
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    if (i == 0 && *selected != expected)
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kRegistryCorrupt));
-    if (i >= *selected) return;
-    void* p = compacted[i];
-    entries[i] = p;
-    RegistryState::header(p) =
-        (static_cast<std::uint64_t>(type) << kTypeShift) | static_cast<std::uint64_t>(i);
-  }
-};
-
-/// Frees every object still registered (a handle on CUDA's heap, which
-/// outlives the handle, gives its memory back when it goes).
-template <class Raw>
-struct FreeEntries {
-  /// The raw allocator the objects came from.
-  Raw raw;
-  /// The class's registry array (null entries are skipped).
-  void* const* entries;
-  /// Frees the object of entry i, if there is one. Host and device.
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    if (entries[i] != nullptr) raw.free(entries[i]);
-  }
-};
-
-/// Copies a registry array into a larger one when the array grows.
-struct CopyEntries {
-  /// The old array.
-  void* const* from;
-  /// The new array, at least as long.
-  void** to;
-  /// Copies entry i. Host and device.
-  DYNASOAR_HD void operator()(std::size_t i) const { to[i] = from[i]; }
-};
-
-/// The do-all kernel on the registry: one thread per entry.
-template <class T, auto Method, class Pack>
-struct DoAllEntries {
-  /// The class's compacted registry array.
-  void* const* entries;
-  /// The method's arguments, copied into the kernel parameters.
-  Pack args;
-  /// Runs the method on the object of entry i, if the entry is not null. Host and device.
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    if (void* p = platform::atomic_load(&entries[i])) {
-      T* obj = static_cast<T*>(p);
-      args.apply([&](const auto&... a) { (obj->*Method)(a...); });
-    }
-  }
-};
-
-}  // namespace registry
-
 /// Owns the pool and object registry of a ByteAllocator Alloc and runs the
 /// parallel operations on it. Users name it AllocatorHandle<Alloc>, the same
 /// for every back end.
 template <class Alloc>
-class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
-  friend class HandleOps<ByteHandle>;
-
+class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
  public:
   /// The device allocator type this handle owns the memory of.
   using Allocator = Alloc;
@@ -131,13 +61,13 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
 
   /// A pool of `pool_bytes` bytes for the raw allocator, plus the registry.
   /// Throws std::invalid_argument for a pool the allocator cannot use.
-  explicit ByteHandle(std::uint64_t pool_bytes, HandleOptions options = {}, Stream s = {})
+  explicit ByteAllocatorHandle(std::uint64_t pool_bytes, HandleOptions options = {}, Stream s = {})
       : stream_(s),
         pool_(pool_bytes, options.pool, s),
         initial_capacity_(std::max<std::uint64_t>(options.registry_capacity, 1)) {
     std::vector<registry::TypeEntries> host(kNumTypes);
     for (std::size_t t = 0; t < kNumTypes; ++t) {
-      if (Registry::kCapacityById[t] == 0) continue;  // abstract: never allocated
+      if (Registry::kIsAbstractById[t]) continue;  // abstract: never allocated
       entries_[t] = platform::Buffer<void*>(initial_capacity_);
       host[t] = {entries_[t].data(), 0, 0, initial_capacity_};
     }
@@ -156,23 +86,23 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
   /// guarantee as on the SOA heap: how well a pool packs depends on the
   /// allocator and the order of requests.
   template <class T>
-  static ByteHandle for_objects(std::uint64_t objects, HandleOptions options = {},
+  static ByteAllocatorHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                 Stream s = {}) {
     const std::uint64_t chunk =
         cmalloc::aligned_size(Alloc::template kObjectBytes<T>) + cmalloc::kAlignment;
     options.registry_capacity = std::max(options.registry_capacity, objects);
-    return ByteHandle(objects * chunk * 2 + (std::uint64_t{1} << 20), options, s);
+    return ByteAllocatorHandle(objects * chunk * 2 + (std::uint64_t{1} << 20), options, s);
   }
 
-  ByteHandle(const ByteHandle&) = delete;
-  ByteHandle& operator=(const ByteHandle&) = delete;
+  ByteAllocatorHandle(const ByteAllocatorHandle&) = delete;
+  ByteAllocatorHandle& operator=(const ByteAllocatorHandle&) = delete;
   /// Handles move: the pool and the registry stay where they are, so
   /// `device()` handles made before the move stay valid. The moved-from
   /// handle owns nothing; it may only be destroyed or assigned to. Host
   /// only; not while kernels of either handle are still running.
-  ByteHandle(ByteHandle&&) noexcept = default;
+  ByteAllocatorHandle(ByteAllocatorHandle&&) noexcept = default;
   /// Frees this handle's objects and pool, then takes over `other`'s.
-  ByteHandle& operator=(ByteHandle&& other) noexcept {
+  ByteAllocatorHandle& operator=(ByteAllocatorHandle&& other) noexcept {
     // The destructor frees what this handle holds and the move constructor
     // takes every member, so no member list is kept twice (the class is
     // final and has no const or reference member: replacing it is allowed).
@@ -185,7 +115,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
 
   /// The pool goes with the handle; only CUDA's device heap stays, so the
   /// objects still in it are freed first.
-  ~ByteHandle() { free_objects_in_device_heap(); }
+  ~ByteAllocatorHandle() { free_objects_in_device_heap(); }
 
  private:
   /// On CUDA's device heap, which outlives the handle: frees the objects
@@ -201,7 +131,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
           types_.copy_to_host(&e, 1, t, stream_);
           const std::uint64_t n = std::min<std::uint64_t>(e.size, e.capacity);
           if (n != 0)
-            platform::parallel_for(n, registry::FreeEntries<Raw>{pool_.device(), e.entries},
+            platform::parallel_for(n, registry::detail::FreeEntries<Raw>{pool_.device(), e.entries},
                                    stream_);
         }
         platform::synchronize(stream_);
@@ -213,7 +143,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
  public:
   /// The allocator for kernels (pass by value).
   Alloc device() const {
-    return Alloc(pool_.device(), registry::RegistryState{types_.data(), error_.data(),
+    return Alloc(pool_.device(), registry::ObjectRegistry{types_.data(), error_.data(),
                                                          static_cast<unsigned>(kNumTypes)});
   }
   /// The stream every operation of this handle is queued on.
@@ -236,7 +166,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
         [&](unsigned type) { live[type] = compact(type, 0); });
     this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
       if (live[type] == 0) return;
-      const registry::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack};
+      const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack};
 #if DYNASOAR_CUDA
       platform::parallel_for(live[type], each, stream_);
 #else
@@ -248,18 +178,39 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
     });
   }
 
-  /// Live objects of T and of each of its concrete subclasses.
-  template <class T>
-  std::vector<TypeStatistics> statistics() {
-    std::vector<TypeStatistics> out;
-    this->template for_each_concrete<Registry, T>([&](unsigned type) {
-      TypeStatistics st;
-      st.type_id = type;
-      st.objects = compact(type, 0);
-      st.object_bytes = Alloc::kObjectBytesById[type];
-      out.push_back(st);
-    });
-    return out;
+  /// BackendHandle hook of statistics<T>(): the live objects of the
+  /// concrete class with id `type` and their allocation size. Waits for the stream.
+  TypeStatistics type_statistics(unsigned type) {
+    TypeStatistics st;
+    st.type_id = type;
+    st.objects = compact(type, 0);
+    st.object_bytes = Alloc::kObjectBytesById[type];
+    return st;
+  }
+
+  /// BackendHandle hook of count<T>(): live objects of the concrete class
+  /// with id `type` (compacts its registry array). Waits for the stream.
+  std::uint64_t count_type(unsigned type) { return compact(type, 0); }
+
+  /// BackendHandle hook of parallel_new: room in the registry first, then a
+  /// `new` per thread, queued on the stream.
+  template <class T, class Pack>
+  void create_objects(std::size_t n, const Pack& pack) {
+    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
+      // AWMalloc never fails a request that fits the pool: it wraps to the
+      // pool's start, over memory still in use. Objects of one call that
+      // together exceed the pool would overwrite each other; refuse them.
+      // (An object larger than the pool fails by itself, with the flag.)
+      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
+      if (each <= pool_.bytes() && n > pool_.bytes() / each)
+        throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
+                          " objects of " + std::to_string(each) +
+                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
+                          " bytes, and AWMalloc would hand out memory of objects this call made; "
+                          "nothing was made. Give AllocatorHandle a larger pool.");
+    }
+    compact(Alloc::template type_id<T>(), n);
+    this->template create_one_by_one<T>(n, pack);
   }
 
   /// Seconds spent compacting registry arrays since construction (the
@@ -298,32 +249,10 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
           "larger pool.");
     throw OutOfMemory(
         std::string("dynasoar: an object registry array is full (") + Alloc::kBackendName +
-        "); at least one `new` returned nullptr. Raise ByteHandleOptions::registry_capacity.");
+        "); at least one `new` returned nullptr. Raise HandleOptions::registry_capacity.");
   }
 
  private:
-  std::uint64_t count_type(unsigned type) { return compact(type, 0); }
-
-  // parallel_new: room in the registry first, then a `new` per thread.
-  template <class T, class Pack>
-  void create_objects(std::size_t n, const Pack& pack) {
-    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
-      // AWMalloc never fails a request that fits the pool: it wraps to the
-      // pool's start, over memory still in use. Objects of one call that
-      // together exceed the pool would overwrite each other; refuse them.
-      // (An object larger than the pool fails by itself, with the flag.)
-      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
-      if (each <= pool_.bytes() && n > pool_.bytes() / each)
-        throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
-                          " objects of " + std::to_string(each) +
-                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
-                          " bytes, and AWMalloc would hand out memory of objects this call made; "
-                          "nothing was made. Give AllocatorHandle a larger pool.");
-    }
-    compact(Alloc::template type_id<T>(), n);
-    this->template create_one_by_one<T>(n, pack);
-  }
-
   unsigned registry_error() const {
     unsigned e = 0;
     error_.copy_to_host(&e, 1, 0, stream_);
@@ -346,7 +275,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
         scratch_ = platform::Buffer<void*>(std::max<std::uint64_t>(n, scratch_.size() * 2));
       compactor_.select_nonnull(e.entries, scratch_.data(), n, selected_.data(), stream_);
       platform::parallel_for(std::max<std::uint64_t>(live, 1),
-                             registry::Renumber{scratch_.data(), e.entries, type, live,
+                             registry::detail::Renumber{scratch_.data(), e.entries, type, live,
                                                 selected_.data(), error_.data()},
                              stream_);
     }
@@ -356,7 +285,7 @@ class ByteHandle final : public HandleOps<ByteHandle<Alloc>> {
           std::max<std::uint64_t>({e.capacity * 2, need * 2, initial_capacity_});
       platform::Buffer<void*> grown(capacity);
       if (live != 0)
-        platform::parallel_for(live, registry::CopyEntries{e.entries, grown.data()}, stream_);
+        platform::parallel_for(live, registry::detail::CopyEntries{e.entries, grown.data()}, stream_);
       platform::synchronize(stream_);
       entries_[type] = std::move(grown);
       e.entries = entries_[type].data();

@@ -1,7 +1,7 @@
-// HierarchicalBitmap: the owning host object of a lock-free hierarchical
+// BitmapHandle: the owning host object of a lock-free hierarchical
 // bitmap (DynaSOAr paper, Sec. 4.1). It owns the containers in the back
 // end's memory (RAII) and runs the bulk operations; kernels work on the
-// trivially copyable handle from ref() (bitmap_ref.h).
+// trivially copyable handle from device() (bitmap.h).
 #pragma once
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dynasoar/bitmap/bitmap_ref.h"
+#include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/bitmap/detail/bitmap_kernels.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
@@ -18,11 +18,11 @@
 namespace dynasoar {
 
 /// The owning host object of a hierarchical bitmap (Sec. 4.1): it holds the
-/// containers and scratch space and runs the bulk operations; kernels use ref().
-class HierarchicalBitmap {
+/// containers and scratch space and runs the bulk operations; kernels use device().
+class BitmapHandle {
  public:
   /// One container of 64 bits.
-  using word = BitmapRef::word;
+  using word = Bitmap::word;
   /// The stream that orders the asynchronous operations.
   using Stream = platform::Stream;
 
@@ -32,15 +32,15 @@ class HierarchicalBitmap {
   /// A bitmap of `capacity` bits (1 to kMaxBitmapCapacity), all clear or all
   /// set. Host only. Throws std::invalid_argument for a capacity out of range
   /// and dynasoar::CudaError when device memory runs out.
-  explicit HierarchicalBitmap(std::uint64_t capacity, Init init = Init::kAllClear, Stream s = {})
+  explicit BitmapHandle(std::uint64_t capacity, Init init = Init::kAllClear, Stream s = {})
       : resident_threads_(platform::concurrent_threads()) {
     if (capacity == 0 || capacity > kMaxBitmapCapacity)
-      throw std::invalid_argument("HierarchicalBitmap: capacity " + std::to_string(capacity) +
+      throw std::invalid_argument("BitmapHandle: capacity " + std::to_string(capacity) +
                                   " is out of range; it must be between 1 and " +
                                   std::to_string(kMaxBitmapCapacity) + " bits");
     const auto cap = static_cast<bit_index>(capacity);
-    words_ = platform::Buffer<word>(BitmapRef::layout(cap, nullptr, nullptr));
-    BitmapRef::layout(cap, words_.data(), &ref_);
+    words_ = platform::Buffer<word>(Bitmap::layout(cap, nullptr, nullptr));
+    Bitmap::layout(cap, words_.data(), &ref_);
     // Enumeration ping-pongs the selected containers of the upper levels
     // between two halves; level 1 is the largest of them.
     const std::size_t upper = ref_.levels() > 1 ? ref_.level_bits(1) : 0;
@@ -53,7 +53,7 @@ class HierarchicalBitmap {
 
   /// The device handle. Host and device code may call its operations
   /// concurrently with each other, but not with fill() or enumerate().
-  BitmapRef ref() const { return ref_; }
+  Bitmap device() const { return ref_; }
 
   /// Number of bits (valid positions are [0, capacity())).
   bit_index capacity() const { return ref_.capacity(); }
@@ -135,7 +135,7 @@ class HierarchicalBitmap {
   /// Tuning knob; 1 makes enumerate() descend from the top level through
   /// every level, as in the paper (tests use it to cover every step).
   void set_flat_scan_limit(std::size_t containers) {
-    if (containers == 0) throw std::invalid_argument("HierarchicalBitmap: flat scan limit must be positive");
+    if (containers == 0) throw std::invalid_argument("BitmapHandle: flat scan limit must be positive");
     flat_scan_limit_ = containers;
   }
 
@@ -155,7 +155,7 @@ class HierarchicalBitmap {
   /// The containers of level `l`, copied to the host. Waits for `s`.
   std::vector<word> copy_level(int l, Stream s = {}) const {
     if (l < 0 || l >= levels())
-      throw std::out_of_range("HierarchicalBitmap::copy_level: level " + std::to_string(l) +
+      throw std::out_of_range("BitmapHandle::copy_level: level " + std::to_string(l) +
                               " does not exist (levels: " + std::to_string(levels()) + ")");
     std::vector<word> v(ref_.level_words(l));
     const std::size_t offset = static_cast<std::size_t>(ref_.level_data(l) - ref_.level_data(0));
@@ -172,13 +172,13 @@ class HierarchicalBitmap {
     for (int l = 0; l < levels(); ++l) {
       std::vector<word> here = l == 0 ? below : copy_level(l, s);
       const std::uint64_t bits = ref_.level_bits(l);
-      if (bits % BitmapRef::kWordBits != 0 &&
-          (here.back() & ~platform::low_bits(static_cast<unsigned>(bits % BitmapRef::kWordBits))) != 0)
+      if (bits % Bitmap::kWordBits != 0 &&
+          (here.back() & ~platform::low_bits(static_cast<unsigned>(bits % Bitmap::kWordBits))) != 0)
         return "level " + std::to_string(l) + " has bits set beyond its size " +
                std::to_string(bits);
       if (l > 0) {
         for (std::uint64_t j = 0; j < bits; ++j) {
-          const bool bit = (here[j / BitmapRef::kWordBits] >> (j % BitmapRef::kWordBits)) & 1u;
+          const bool bit = (here[j / Bitmap::kWordBits] >> (j % Bitmap::kWordBits)) & 1u;
           const bool nonempty = below[j] != 0;
           if (bit != nonempty)
             return "level " + std::to_string(l) + " bit " + std::to_string(j) + " is " +
@@ -201,7 +201,7 @@ class HierarchicalBitmap {
   }
 
   std::size_t resident_threads_;
-  BitmapRef ref_;
+  Bitmap ref_;
   platform::Buffer<word> words_;
   mutable platform::Buffer<bit_index> scratch_;
   mutable platform::Buffer<bit_index> counters_;

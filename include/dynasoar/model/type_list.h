@@ -1,11 +1,11 @@
 // Compile-time lists of types: the registered classes of an allocator and
-// the field types of a class.
+// the field types of a class. The class model's vocabulary (model/).
 #pragma once
 
 #include <cstddef>
 #include <type_traits>
 
-namespace dynasoar::soa {
+namespace dynasoar::model {
 
 /// A list of types, used only at compile time.
 template <class... Ts>
@@ -53,4 +53,11 @@ inline constexpr std::size_t kIndexOf<T, TypeList<Ts...>> = [] {
   return kNotFound;
 }();
 
-}  // namespace dynasoar::soa
+/// f(std::type_identity<T>{}) for every T of the list, in order: a loop
+/// over a list of types (back ends, classes) in host code.
+template <class... Ts, class F>
+constexpr void for_each_type(TypeList<Ts...>, F&& f) {
+  (f(std::type_identity<Ts>{}), ...);
+}
+
+}  // namespace dynasoar::model

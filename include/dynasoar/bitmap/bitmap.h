@@ -1,7 +1,7 @@
-// BitmapRef: the non-owning, trivially copyable handle of a hierarchical
+// Bitmap: the non-owning, trivially copyable handle of a hierarchical
 // bitmap (DynaSOAr paper, Sec. 4.1). Kernels receive it by value; every
 // operation here may be called from host and device code. The owning host
-// object is dynasoar::HierarchicalBitmap (hierarchical_bitmap.h).
+// object is dynasoar::BitmapHandle (bitmap_handle.h).
 //
 // Structure: level 0 holds the bits, in 64-bit containers. Level l+1 holds one
 // bit per container of level l, set iff that container has a set bit
@@ -33,14 +33,14 @@ inline constexpr int kMaxBitmapLevels = 6;
 
 /// Like a pointer, the handle is const while the bits it refers to change:
 /// every operation is a const member and copies of a handle share the bits.
-class BitmapRef {
+class Bitmap {
  public:
   /// One container: 64 bits of one level.
   using word = std::uint64_t;
   /// Bits per container.
   static constexpr unsigned kWordBits = 64;
 
-  BitmapRef() = default;
+  Bitmap() = default;
 
   /// Number of bits (valid positions are [0, capacity())).
   DYNASOAR_HD bit_index capacity() const { return level_bits_[0]; }
@@ -179,12 +179,12 @@ class BitmapRef {
     }
   }
 
-  // --- construction (used by HierarchicalBitmap) ---
+  // --- construction (used by BitmapHandle) ---
 
   /// Lays out the levels for `capacity` bits; returns the total number of
   /// containers. `words` may be null to only compute the size.
-  DYNASOAR_HD static std::uint64_t layout(bit_index capacity, word* words, BitmapRef* out) {
-    BitmapRef r;
+  DYNASOAR_HD static std::uint64_t layout(bit_index capacity, word* words, Bitmap* out) {
+    Bitmap r;
     r.words_ = words;
     std::uint64_t bits = capacity, offset = 0;
     int l = 0;

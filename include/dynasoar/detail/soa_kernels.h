@@ -1,0 +1,206 @@
+// The kernels of SoaAllocatorHandle (soa_allocator_handle.h): the snapshot
+// and the do-all of parallel_do (paper Sec. 3.1, 3.7), parallel_new in whole
+// blocks, counting, and the header copy of the consistency check. Each is a
+// trivially copyable functor that platform::parallel_for or
+// parallel_workers runs on the device, or on the host threads in a host
+// build. Implementation: users reach them through the handle.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dynasoar/allocator/soa/heap.h"
+#include "dynasoar/allocator/soa/object_pointer.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+
+namespace dynasoar::soa::detail {
+
+/// Copies the allocation bitmaps of the listed blocks to their iteration
+/// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
+struct SnapshotBlocks {
+  /// The heap (device memory) whose block headers get their snapshot.
+  HeapState* state;
+  /// The class's block list, as list_blocks wrote it.
+  const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
+  const bit_index* count;
+  /// Type id of the class whose live slots are copied.
+  unsigned type;
+  /// Worker `worker` of `workers` takes every workers-th entry of the list. Host and device.
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    for (std::size_t k = worker; k < n; k += workers)
+      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
+  }
+};
+
+/// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
+/// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
+/// consecutive threads work on consecutive slots of one block. The grid is
+/// sized for the device, not for the block count (only the device knows
+/// it), so each thread visits many blocks in turn.
+///
+/// One instance per concrete class, with its type id and capacity as
+/// template arguments, so the object pointers made here carry constant type
+/// and capacity bits (the block address is masked to the pointer's address
+/// bits, which lets the compiler see that). The heap's base address and
+/// block size travel in the kernel parameters.
+template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
+struct DoAll {
+  /// Address of block 0 of the heap.
+  std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
+  std::uint64_t block_bytes;
+  /// The class's block list (device memory).
+  const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
+  const bit_index* count;
+  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity.
+  /// The method's arguments, copied into the kernel parameters.
+  Pack args;
+
+  /// Thread t's share of the do-all: slot t % kCapacity of every stride-th listed block.
+  DYNASOAR_HD void operator()(std::size_t t) const {
+    const unsigned slot = static_cast<unsigned>(t % kCapacity);
+    const std::size_t stride = threads / kCapacity;
+    const std::size_t n = *count;
+    for (std::size_t k = t / kCapacity; k < n; k += stride) {
+      const std::uint64_t block =
+          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      if (((reinterpret_cast<const BlockHeader*>(block)->iteration >> slot) & 1u) == 0) continue;
+      T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
+      args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+    }
+  }
+};
+
+#if !DYNASOAR_CUDA
+/// The host build's do-all over the block list entries [begin, end) (one
+/// chunk of SoaAllocatorHandle::host_do_all): the objects of the snapshot, block by
+/// block, each block's slots in ascending order. One thread takes whole
+/// blocks; the device's slot-per-thread mapping serves coalescing, which a
+/// CPU core does not need. The snapshot does not change during a do-all, so
+/// it is read once per block.
+template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
+struct HostDoAll {
+  /// Address of block 0 of the heap.
+  std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
+  std::uint64_t block_bytes;
+  /// The class's block list (host memory in this build).
+  const bit_index* blocks;
+  /// The method's arguments.
+  Pack args;
+
+  /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
+  void operator()(std::size_t begin, std::size_t end) const {
+    for (std::size_t k = begin; k < end; ++k) {
+      const std::uint64_t block =
+          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      const word snapshot =
+          reinterpret_cast<const BlockHeader*>(block)->iteration & platform::low_bits(kCapacity);
+      for (word live = snapshot; live != 0; live &= live - 1) {
+        const auto slot = static_cast<unsigned>(platform::ctz(live));
+        T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
+        args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+      }
+    }
+  }
+};
+#endif
+
+/// parallel_new, first step: worker g takes a free block for the objects
+/// g * cap .. g * cap + cap - 1 with all its slots already reserved (a
+/// block born full is not active) and writes its index to blocks[g], or
+/// kNoBit when no block is free (the second step then makes those objects
+/// one `new` at a time). Objects made one `new` at a time land where each
+/// warp's search leads, which left n-body's blocks half full and their
+/// slots scattered: its do-alls ran half-empty warps and device_do took the
+/// slow path for partial blocks.
+struct ClaimFullBlocks {
+  /// The heap (device memory) to take free blocks from.
+  HeapState* state;
+  /// Out: the block claimed by worker g, or kNoBit, at blocks[g].
+  bit_index* blocks;
+  /// Type id of the class the blocks are claimed for.
+  unsigned type;
+  /// Slots per block of that class.
+  unsigned cap;
+  /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
+  DYNASOAR_HD void operator()(std::size_t g) const {
+    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), kAllSlots);
+  }
+};
+
+/// parallel_new, second step: object i is T(i, args...), in slot
+/// i % kCapacity of block i / kCapacity where the first step claimed one
+/// (`groups` of them), else (the last n % kCapacity objects, or no free block
+/// was left) by `new`, which also fills the free slots of the class's
+/// blocks and raises the out-of-memory flag only when there are none.
+template <class Alloc, class T, class Pack, unsigned kType, unsigned kCapacity>
+struct ConstructInBlocks {
+  /// The device allocator, for the objects that found no claimed block.
+  Alloc alloc;
+  /// Address of block 0 of the heap.
+  std::uint64_t heap_base;
+  /// Bytes of every block (header and data segment).
+  std::uint64_t block_bytes;
+  /// The blocks the first step claimed (kNoBit where none was free).
+  const bit_index* blocks;
+  /// Number of entries of `blocks`.
+  std::size_t groups;
+  /// The constructor's arguments after the index.
+  Pack args;
+  /// Constructs object i; on out of memory it makes nothing (the flag is raised). Host and device.
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const std::size_t g = i / kCapacity;
+    const bit_index b = g < groups ? blocks[g] : kNoBit;
+    T* p = nullptr;
+    if (b != kNoBit) {
+      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
+      p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+    } else {
+      p = alloc.template allocate<T>();
+      if (p == nullptr) return;  // out of memory: the flag is raised
+    }
+    args.apply([&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
+  }
+};
+
+/// Live objects of the listed blocks, added to *total.
+struct CountObjects {
+  /// The heap (device memory) whose blocks are counted.
+  HeapState* state;
+  /// The class's block list, as list_blocks wrote it.
+  const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
+  const bit_index* count;
+  /// Type id of the class whose objects are counted.
+  unsigned type;
+  /// The sum the workers add their counts to (zeroed by the caller).
+  unsigned long long* total;
+  /// Worker `worker` of `workers` counts every workers-th listed block. Host and device.
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    unsigned long long mine = 0;
+    for (std::size_t k = worker; k < n; k += workers)
+      mine += static_cast<unsigned>(platform::popc(state->live_slots(blocks[k], type)));
+    if (mine != 0) platform::atomic_fetch_add(total, mine);
+  }
+};
+
+/// Copies every block header (consistency checks).
+struct GatherHeaders {
+  /// The heap (device memory) whose headers are read.
+  HeapState* state;
+  /// Out: one header per block of the heap.
+  BlockHeader* out;
+  /// Copies the header of block b. Host and device.
+  DYNASOAR_HD void operator()(std::size_t b) const {
+    out[b] = *state->header(static_cast<bit_index>(b));
+  }
+};
+
+}  // namespace dynasoar::soa::detail
