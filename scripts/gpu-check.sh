@@ -5,7 +5,8 @@
 #   scripts/gpu-check.sh BIN_DIR OUT_DIR [tests|sanitize|bench|all]   (default: all)
 #
 #   tests     every *_test binary in BIN_DIR (GoogleTest, XML reports), then bitmap_demo
-#             and the README example on every back end (readme_example_*)
+#             and the README example on every back end (readme_example_*), the
+#             teaching programs (learn_*)
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on every *_test binary,
 #             SANITIZE_JOBS (8) runs at a time, with DYNASOAR_SANITIZER=1 (the tests'
 #             smaller cases), DYNASOAR_STRESS_ROUNDS=SANITIZE_ROUNDS (40) and a limit of
@@ -58,7 +59,8 @@ run_tests() {
   "$BIN/bitmap_demo" >"$OUT/bitmap_demo.log" 2>&1; rc=$?
   note "bitmap_demo: exit $rc: $(tail -1 "$OUT/bitmap_demo.log")"
   ((rc == 0)) || status=1
-  for ex in "$BIN"/readme_example_*; do  # the README's example on every back end
+  # the README's example on every back end, and the teaching programs
+  for ex in "$BIN"/readme_example_* "$BIN"/learn_*; do
     [[ -x $ex ]] || continue
     "$ex" >"$OUT/$(basename "$ex").log" 2>&1; rc=$?
     note "$(basename "$ex"): exit $rc"

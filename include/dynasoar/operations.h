@@ -116,13 +116,23 @@ class HandleOps {
   /// that fit were created).
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args&&... args) {
+    parallel_new_async<T>(n, std::forward<Args>(args)...);
+    H& self = handle();
+    platform::synchronize(self.stream());
+    self.check_errors();
+  }
+
+  /// parallel_new without waiting: queued on the handle's stream (the
+  /// handle's operations are ordered on it; a second stream needs a second
+  /// handle). Call check_errors() after the stream is done to learn whether
+  /// memory ran out. On a byte allocator the registry is grown first, which
+  /// waits for the stream.
+  template <class T, class... Args>
+  void parallel_new_async(std::size_t n, Args&&... args) {
     if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
       throw std::invalid_argument(
           "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
-    H& self = handle();
-    self.template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
-    platform::synchronize(self.stream());
-    self.check_errors();
+    handle().template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
   }
 
   /// Runs (obj->*Method)(args...) on every object of T and of its subclasses

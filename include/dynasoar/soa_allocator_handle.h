@@ -33,7 +33,7 @@
 namespace dynasoar {
 
 namespace debug {
-struct HeapInspector;  // dynasoar/debug.h
+struct HeapInspector;  // dynasoar/detail/debug.h
 }
 
 // dynasoar::OutOfMemory (dynasoar/platform/error.h): a `new` in device code found the heap full.
@@ -279,7 +279,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
  private:
   friend struct debug::HeapInspector;
-  /// debug::check_consistency (dynasoar/debug.h): every bitmap consistent
+  /// debug::check_consistency (dynasoar/detail/debug.h): every bitmap consistent
   /// (App. A.5), and the block states agree with them: a block is free or
   /// belongs to exactly one class, is non-empty, has that class in its
   /// header, no live slot marked destroyed, and is active iff it has a free

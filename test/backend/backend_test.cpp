@@ -261,6 +261,27 @@ TYPED_TEST(BackendConformance, NewDoCountOverSubclasses) {
   TestFixture::expect_intact(heap);
 }
 
+// The _async operations queue on the handle's stream in order: objects made
+// by parallel_new_async are there for the parallel_do_async queued after
+// it, with one wait at the end; statistics agree with count.
+TYPED_TEST(BackendConformance, AsyncOperationsRunInStreamOrder) {
+  using W = typename TestFixture::Classes;
+  typename W::Handle heap(TestFixture::kHeapBytes);
+  constexpr int kFish = 2000, kSharks = 700;
+  heap.template parallel_new_async<typename W::Fish>(kFish);
+  heap.template parallel_new_async<typename W::Shark>(kSharks);
+  heap.template parallel_do_async<typename W::Animal, &W::Animal::grow>(1.0);
+  dynasoar::platform::synchronize(heap.stream());
+  heap.check_errors();
+  const ull id_sum = ull{kFish} * (kFish - 1) / 2 + ull{kSharks} * (kSharks - 1) / 2;
+  EXPECT_EQ(TestFixture::sums(heap), (std::vector<ull>{kFish + kSharks, id_sum, 2 * id_sum + kFish + kSharks}));
+  ull in_statistics = 0;
+  for (const auto& st : heap.template statistics<typename W::Animal>()) in_statistics += st.objects;
+  EXPECT_EQ(in_statistics, heap.template count<typename W::Animal>());
+  EXPECT_EQ(in_statistics, ull{kFish + kSharks});
+  TestFixture::expect_intact(heap);
+}
+
 // Handles move: the objects stay, a device() handle taken before the move
 // still reaches them, and a move assignment frees what the target held.
 TYPED_TEST(BackendConformance, HandlesMoveWithTheirObjects) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/debug.h>
+#include <dynasoar/detail/debug.h>
 
 namespace {
 
