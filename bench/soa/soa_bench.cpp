@@ -39,7 +39,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/debug.h>
+#include <dynasoar/detail/debug.h>
 
 #include "bench/support/gpu_bench.h"
 
