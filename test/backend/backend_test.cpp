@@ -218,12 +218,12 @@ TYPED_TEST_SUITE(BackendConformance, dynasoar::test::AllBackends, dynasoar::test
 
 // CMake's DYNASOAR_BACKENDS (which programs a build makes) and backend::All
 // (which back ends the code knows) name the same back ends in the same order.
-#define DYNASOAR_TEST_NAMES(...) #__VA_ARGS__
-#define DYNASOAR_TEST_STRING(...) DYNASOAR_TEST_NAMES(__VA_ARGS__)
+#define DYNASOAR_TEST_NAMES(x) #x
+#define DYNASOAR_TEST_STRING(x) DYNASOAR_TEST_NAMES(x)
 TEST(BackendList, CMakeNamesTheBackEndsOfTheCode) {
   std::string from_code;
   dynasoar::model::for_each_type(dynasoar::backend::All{}, [&](auto b) {
-    from_code += (from_code.empty() ? "" : ",") + std::string(decltype(b)::type::kBackend);
+    from_code += (from_code.empty() ? "" : ":") + std::string(decltype(b)::type::kBackend);
   });
   EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_BACKENDS)), from_code);
   EXPECT_EQ(dynasoar::backend::index_of(DYNASOAR_TEST_STRING(DYNASOAR_BACKEND)),
