@@ -157,8 +157,8 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   Stream stream() const { return stream_; }
 
   /// parallel_do without waiting: everything is queued on the handle's
-  /// stream, with no host synchronisation between the steps (snapshot,
-  /// block enumeration, do-all kernel). Call check_errors() after the stream
+  /// stream, with no host synchronisation between the steps (block
+  /// enumeration with the snapshot, do-all kernel). Call check_errors() after the stream
   /// is done to learn about allocation failures. kWithSubclasses false:
   /// objects of T only (parallel_do_single_type).
   template <class T, auto Method, bool kWithSubclasses = true, class... Args>
@@ -170,12 +170,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     // parallel_do must not be visited (Sec. 3.1). Each class keeps its own
     // block list until its do-all has run; blocks that class gets meanwhile
     // are not on it, and slots it fills meanwhile are not in the snapshot.
+    // The snapshot of a block is taken by the thread that lists it, in the
+    // enumeration's kernel: one launch per class instead of two.
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
-      list_blocks(type);
-      platform::parallel_workers_up_to(
-          workers_for_blocks(),
-          soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type}, stream_);
+      allocated_[type]->enumerate(block_list(type), block_count(type), stream_,
+                                  soa::detail::SnapshotBlock{state_.data(), type});
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;

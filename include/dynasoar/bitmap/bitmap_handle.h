@@ -98,7 +98,12 @@ class BitmapHandle {
   /// small upper levels are not worth a step of their own: with the default
   /// limit a bitmap of up to 2^26 bits is one launch and any larger one two.
   /// One memset precedes them; each step zeroes the next step's counter.
-  void enumerate(bit_index* out, bit_index* out_count, Stream s = {}) const {
+  /// `visit(index)` (a trivially copyable functor, host and device) runs
+  /// once for every index written, in the last step's kernel, by the
+  /// thread that writes it: per-index work that would otherwise be a kernel
+  /// of its own over the list.
+  template <class Visit = detail::NoVisit>
+  void enumerate(bit_index* out, bit_index* out_count, Stream s = {}, Visit visit = {}) const {
     int first = 0;
     while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
     bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
@@ -114,14 +119,20 @@ class BitmapHandle {
       bit_index* dst = last ? out : scratch_.data() + ((first - l) % 2) * (scratch_.size() / 2);
       bit_index* dst_count = last ? out_count : counters_.data() + l;
       bit_index* next_count = l == 0 ? nullptr : l == 1 ? out_count : counters_.data() + (l - 1);
-      const detail::EnumerateLevel step{ref_.level_data(l),
-                                        selected,
-                                        selected_count,
-                                        selected == nullptr ? ref_.level_words(l) : 0,
-                                        dst,
-                                        dst_count,
-                                        next_count};
-      platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step, s);
+      const auto step_with = [&](auto each) {
+        return detail::EnumerateLevel<decltype(each)>{ref_.level_data(l),
+                                                      selected,
+                                                      selected_count,
+                                                      selected == nullptr ? ref_.level_words(l) : 0,
+                                                      dst,
+                                                      dst_count,
+                                                      next_count,
+                                                      each};
+      };
+      if (last)
+        platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step_with(visit), s);
+      else
+        platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step_with(detail::NoVisit{}), s);
       selected = dst;
       selected_count = dst_count;
     }

@@ -17,23 +17,17 @@
 
 namespace dynasoar::soa::detail {
 
-/// Copies the allocation bitmaps of the listed blocks to their iteration
-/// bitmaps (paper Sec. 3.1), so that a do-all skips objects created during it.
-struct SnapshotBlocks {
+/// The snapshot of one block (paper Sec. 3.1): copies its allocation
+/// bitmap to its iteration bitmap, so that a do-all skips objects created
+/// during it. Run by the block enumeration for every block it lists
+/// (BitmapHandle::enumerate's visitor), before any do-all kernel.
+struct SnapshotBlock {
   /// The heap (device memory) whose block headers get their snapshot.
   HeapState* state;
-  /// The class's block list, as list_blocks wrote it.
-  const bit_index* blocks;
-  /// Number of entries of `blocks` (device memory, read when the kernel runs).
-  const bit_index* count;
   /// Type id of the class whose live slots are copied.
   unsigned type;
-  /// Worker `worker` of `workers` takes every workers-th entry of the list. Host and device.
-  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
-    const bit_index n = *count;
-    for (std::size_t k = worker; k < n; k += workers)
-      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
-  }
+  /// Takes the snapshot of block b. Host and device.
+  DYNASOAR_HD void operator()(bit_index b) const { state->header(b)->iteration = state->live_slots(b, type); }
 };
 
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
