@@ -1,0 +1,555 @@
+// ScatterAlloc (Steinberger, Kenzel, Kainz and Schmalstieg, InPar 2012;
+// paper 003) behind the raw API of the CMalloc family: malloc(bytes) and
+// free(p) in device and host code, 16-byte aligned memory, an error flag.
+//
+// The pool is cut into pages of kPageBytes, grouped into super blocks of
+// Options::super_block_pages pages and, inside those, into regions of
+// Options::region_pages pages (Sec. 5.1, 5.4). A page is split into equal
+// chunks when it is first used: the first request that finds it unsplit sets
+// its chunk size (Alg. alloc lines 16-24), and the size stays until the page
+// is empty again, when free() resets it (Alg. free lines 10-16). Each page has
+// a usage entry in a side table: its chunk size, a counter of reserved chunks
+// and a bit field with one bit per chunk (Sec. 5.2).
+//
+// malloc hashes its request to a start page (Eq. 3: the size and the
+// multiprocessor), scans the pages from there, skips regions whose counter
+// of full pages says they are 90% full (Sec. 5.4), and on a page whose chunk
+// size fits (at least the request, at most max_frag times it) first reserves
+// a chunk with one atomic add on the counter (tryUsePage line 2) and only
+// then looks for a free bit. The lanes of a warp that ask for the same size
+// together are served by one search and one add for all of them (Sec. 6.1
+// sends a warp's equal requests to one page; here they also share the
+// reservation). Requests larger than a page take a run of whole pages
+// (Sec. 6.3), searched from the top of the pool downwards.
+//
+// Deviations from the paper (docs/design/scatter.md says why):
+//  - The bit field of a page is kPageWords 64-bit words in the side table
+//    (256 chunks of 16 bytes on a 4 KiB page), searched word by word from a
+//    hint, instead of a 32-bit field in the table and a second level of 32
+//    fields on the page itself. No bytes of a page are metadata.
+//  - After its reservation, a thread reads the page's chunk size again: the
+//    page may have emptied, been reset and split for another size between
+//    the first read and the reservation (the paper's pseudo code would then
+//    set a bit that means another chunk). The reservation pins the size.
+//  - Region and super block counters are hints: a last pass over every page
+//    ignores them, so a counter that is off never hides free memory.
+//  - Runs of pages for large requests come from the top of the same super
+//    blocks, not from super blocks kept for them.
+//  - free() checks its pointer: outside the pool, not the start of a chunk,
+//    on an unsplit page, or a chunk whose bit is already clear raises
+//    kPoolBadFree and changes nothing.
+//
+// Forward progress. No thread ever waits for another: every loop below
+// either has a bound that does not depend on other threads, or fails only
+// because another thread's atomic operation on the same word succeeded
+// (lock-free). The page "lock" of the paper (free line 12) is a try-lock:
+// who finds it taken treats the page as full and moves on; its holder does a
+// fixed number of steps. So the allocator is correct under independent
+// thread scheduling and for grids whose blocks are not all resident.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
+
+namespace dynasoar::scatter {
+
+using cmalloc::aligned_size;
+using cmalloc::kAlignment;
+
+/// Bytes of a page (Sec. 8 uses 4 KiB).
+inline constexpr std::uint32_t kPageBytes = 4096;
+/// Most chunks on a page: chunks of the smallest size, 16 bytes.
+inline constexpr std::uint32_t kMaxChunks = kPageBytes / kAlignment;
+/// 64-bit words of a page's bit field.
+inline constexpr std::uint32_t kPageWords = kMaxChunks / 64;
+static_assert(kMaxChunks % 64 == 0, "a page's bit field is whole 64-bit words");
+
+/// Raw-pool error flags beyond cmalloc::PoolError's out-of-memory flag.
+enum ScatterError : unsigned {
+  /// free() was given a pointer that is no live allocation of this pool;
+  /// nothing was freed.
+  kPoolBadFree = 2
+};
+
+/// Settings of a ScatterAlloc pool (PoolOptions::scatter), read when the
+/// pool is made.
+struct Options {
+  /// Pages per super block (Sec. 8: 8 MiB super blocks of 4 KiB pages).
+  std::uint32_t super_block_pages = 2048;
+  /// Pages per region, whose count of full pages lets a search skip it
+  /// (Sec. 5.4; the paper gives no size). Must divide super_block_pages.
+  std::uint32_t region_pages = 16;
+  /// A page whose chunks are at most max_frag times the request serves it
+  /// (Alg. alloc line 3).
+  std::uint32_t max_frag = 2;
+  /// k_S of Eq. 3 (Sec. 8: 38183).
+  std::uint32_t k_size = 38183;
+  /// k_mp of Eq. 3 (Sec. 8: 17497).
+  std::uint32_t k_mp = 17497;
+  /// Serve the lanes of a warp that ask for the same size with one search
+  /// and one reservation (malloc). Off: every lane for itself.
+  bool coalesce = true;
+};
+
+/// A page's entry of the usage table (Sec. 5.2, Fig. 1).
+struct PageUsage {
+  /// 0: not split; 16..kPageBytes: the size of its chunks; kRunHead | n: the
+  /// first page of a run of n pages; kRunTail: another page of a run.
+  std::uint32_t chunk;
+  /// Chunks reserved (tryUsePage line 2); kLocked added while free() resets
+  /// the page's chunk size.
+  std::uint32_t count;
+  /// One bit per chunk, set while the chunk is in use.
+  std::uint64_t bits[kPageWords];
+};
+
+/// ScatterAlloc's device allocator: trivially copyable, passed to kernels by
+/// value (cmalloc::PoolHandle<ScatterAlloc>::device()). Its fields are public
+/// for the handle and for tests that inspect the usage table.
+struct ScatterAlloc {
+  /// Name used in error messages.
+  static constexpr const char* kName = "ScatterAlloc";
+  /// Name of the back end (CMake's DYNASOAR_BACKEND).
+  static constexpr const char* kBackend = "scatter_alloc";
+  /// True: free() returns chunks to their pages.
+  static constexpr bool kCanFree = true;
+  /// False: no chunk list of the circular allocators.
+  static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
+  static constexpr bool kDeviceHeap = false;
+
+  /// Chunk word of the first page of a run, or'ed with the run's pages.
+  static constexpr std::uint32_t kRunHead = 0x80000000u;
+  /// Chunk word of the other pages of a run.
+  static constexpr std::uint32_t kRunTail = 0xFFFFFFFFu;
+  /// Added to a page's count while its chunk size is reset: every
+  /// reservation then sees a full page.
+  static constexpr std::uint32_t kLocked = 1u << 30;
+
+  std::uint64_t mem;           ///< address of page 0 (16-byte aligned)
+  PageUsage* pages;            ///< the usage table, one entry per page
+  std::int32_t* region_full;   ///< full pages per region (a hint)
+  std::int32_t* super_full;    ///< full pages per super block (a hint)
+  std::uint32_t* active;       ///< the active super block (Sec. 5.4)
+  std::uint32_t page_count;    ///< pages of the pool
+  std::uint32_t super_pages;   ///< pages per super block
+  std::uint32_t super_blocks;  ///< super blocks; the last may have fewer pages
+  std::uint32_t region_pages;  ///< pages per region
+  std::uint32_t max_frag;      ///< see Options::max_frag
+  std::uint32_t k_size;        ///< k_S of Eq. 3
+  std::uint32_t k_mp;          ///< k_mp of Eq. 3
+  bool coalesce;               ///< see Options::coalesce
+  unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
+
+  // --- set-up (host) ------------------------------------------------------------------
+
+  /// 64-bit words of side table (usage table and counters) for a pool of
+  /// `bytes`. PoolHandle allocates them zeroed: every page unsplit and free.
+  static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
+    const std::uint64_t pages = bytes / kPageBytes;
+    const std::uint64_t supers =
+        o.super_block_pages == 0 ? 0 : (pages + o.super_block_pages - 1) / o.super_block_pages;
+    const std::uint64_t regions =
+        o.region_pages == 0 ? 0 : (pages + o.region_pages - 1) / o.region_pages;
+    return pages * (sizeof(PageUsage) / 8) + (regions + supers + 1 + 1) / 2;
+  }
+
+  /// Points the allocator at a pool of `bytes` at `pool` and at its zeroed
+  /// side table `meta` (metadata_words long). Host only. Throws
+  /// std::invalid_argument for a pool of no page or settings it cannot use.
+  void attach(std::uint64_t pool, std::uint64_t bytes, std::uint64_t* meta, const Options& o) {
+    const std::string name = kName;
+    if (bytes < kPageBytes)
+      throw std::invalid_argument(name + ": a pool of " + std::to_string(bytes) +
+                                  " bytes is too small; it needs at least one page of " +
+                                  std::to_string(kPageBytes) + " bytes");
+    if (bytes / kPageBytes >= (std::uint64_t{1} << 31))
+      throw std::invalid_argument(name + ": at most 2^31 - 1 pages of " +
+                                  std::to_string(kPageBytes) + " bytes");
+    if (o.region_pages == 0 || o.super_block_pages == 0 ||
+        o.super_block_pages % o.region_pages != 0)
+      throw std::invalid_argument(name +
+                                  ": region_pages must be >= 1 and divide super_block_pages");
+    if (o.max_frag < 1) throw std::invalid_argument(name + ": max_frag must be >= 1");
+    mem = pool;
+    page_count = static_cast<std::uint32_t>(bytes / kPageBytes);
+    super_pages = o.super_block_pages;
+    super_blocks = (page_count + super_pages - 1) / super_pages;
+    region_pages = o.region_pages;
+    const std::uint32_t regions = (page_count + region_pages - 1) / region_pages;
+    pages = reinterpret_cast<PageUsage*>(meta);
+    auto* counters =
+        reinterpret_cast<std::int32_t*>(meta + std::uint64_t{page_count} * (sizeof(PageUsage) / 8));
+    region_full = counters;
+    super_full = counters + regions;
+    active = reinterpret_cast<std::uint32_t*>(counters + regions + super_blocks);
+    max_frag = o.max_frag;
+    k_size = o.k_size;
+    k_mp = o.k_mp;
+    coalesce = o.coalesce;
+  }
+
+  // --- the raw API ----------------------------------------------------------------------
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the out-of-memory
+  /// flag) when no page and no run of pages can serve it. Device and host.
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    if (n > kPageBytes) return malloc_run(n);
+    const auto size = static_cast<std::uint32_t>(aligned_size(n));
+    return coalesce ? malloc_coalesced(size) : malloc_one(size);
+  }
+
+  /// Returns memory from malloc(); nullptr is ignored. A pointer that is no
+  /// live allocation of this pool (freed before, from elsewhere, or not the
+  /// start of a chunk) raises kPoolBadFree and frees nothing; not detected:
+  /// a pointer freed before whose chunk has been handed out again. Device and host.
+  DYNASOAR_HD void free(void* p) const {
+    if (p == nullptr) return;
+    const auto address = reinterpret_cast<std::uint64_t>(p);
+    if (address < mem || address - mem >= std::uint64_t{page_count} * kPageBytes) return bad_free();
+    const auto q = static_cast<std::uint32_t>((address - mem) / kPageBytes);
+    const auto offset = static_cast<std::uint32_t>((address - mem) % kPageBytes);
+    PageUsage& page = pages[q];
+    const std::uint32_t c = platform::atomic_load(&page.chunk, platform::acquire);
+    if (c >= kRunHead) {
+      if (c == kRunTail || offset != 0) return bad_free();
+      return free_run(q, c);
+    }
+    if (c == 0 || offset % c != 0 || offset / c >= kPageBytes / c) return bad_free();
+    const std::uint32_t spot = offset / c;
+    const std::uint64_t mask = std::uint64_t{1} << (spot % 64);
+    // Release: the owner's use of the chunk comes before the chunk is free.
+    const std::uint64_t old =
+        platform::atomic_fetch_and(&page.bits[spot / 64], ~mask, platform::release);
+    if ((old & mask) == 0) return bad_free();  // a live chunk's bit is set (free(p) twice)
+    release(q, 1, c);
+    reactivate(q, address);
+  }
+
+  // --- what tests and the design note inspect ------------------------------------------
+
+  /// Chunks on a page of chunk size c (0 for a page that is not split).
+  DYNASOAR_HD static std::uint32_t spots_of(std::uint32_t c) {
+    return c == 0 || c > kPageBytes ? 0 : kPageBytes / c;
+  }
+
+  /// Eq. 3: the page of super block s at which a search for `size` bytes by
+  /// multiprocessor `mp` starts (an index into that super block).
+  DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t s) const {
+    const std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
+    return static_cast<std::uint32_t>(h % pages_in(s));
+  }
+
+ private:
+  /// A reservation of `granted` chunks on page `page` of chunk size `chunk`;
+  /// `base` is the count before it (a hint where free chunks are).
+  struct Grant {
+    std::uint32_t page = 0;
+    std::uint32_t chunk = 0;
+    std::uint32_t granted = 0;
+    std::uint32_t base = 0;
+  };
+
+  DYNASOAR_HD std::uint32_t pages_in(std::uint32_t s) const {
+    const std::uint32_t first = s * super_pages;
+    return page_count - first < super_pages ? page_count - first : super_pages;
+  }
+
+  DYNASOAR_HD void* fail() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    return nullptr;
+  }
+  DYNASOAR_HD void bad_free() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolBadFree));
+  }
+
+  DYNASOAR_HD void* chunk_address(std::uint32_t q, std::uint32_t chunk, std::uint32_t spot) const {
+    return reinterpret_cast<void*>(mem + std::uint64_t{q} * kPageBytes +
+                                   std::uint64_t{spot} * chunk);
+  }
+
+  /// One lane's request (Alg. alloc): a reservation, then a free bit.
+  DYNASOAR_HD void* malloc_one(std::uint32_t size) const {
+    const Grant g = find(size, 1);
+    if (g.granted == 0) return fail();
+    return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base));
+  }
+
+  /// The lanes of a warp that ask for `size` together (match_any on the
+  /// size): their lowest lane searches for a page and reserves as many
+  /// chunks as there are lanes with one atomic add; the lanes that got one
+  /// (the lowest `granted`) find their bits, starting at consecutive spots
+  /// so that a warp's chunks lie side by side (Sec. 6.1). The others go on
+  /// with the next search. Bounded: each round serves at least one lane, or
+  /// finds no page with room at all and fails the rest, so at most 32 rounds.
+  DYNASOAR_HD void* malloc_coalesced(std::uint32_t size) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask group = warp::match_any(warp::present_lanes(), size);
+    const unsigned lane = warp::lane_id() % 32u;
+    if (group == (warp::lane_mask{1} << lane)) return malloc_one(size);
+    warp::lane_mask remaining = group;
+    for (;;) {
+      const auto leader = static_cast<unsigned>(platform::ctz(remaining));
+      const auto want = static_cast<std::uint32_t>(platform::popc(remaining));
+      Grant g;
+      if (lane == leader) g = find(size, want);
+      g.page = warp::shfl(remaining, g.page, leader);
+      g.chunk = warp::shfl(remaining, g.chunk, leader);
+      g.granted = warp::shfl(remaining, g.granted, leader);
+      g.base = warp::shfl(remaining, g.base, leader);
+      if (g.granted == 0) return fail();  // no page has a free chunk of this size
+      const auto rank = static_cast<std::uint32_t>(
+          platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));
+      if (rank < g.granted)
+        return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base + rank));
+      for (std::uint32_t i = 0; i < g.granted; ++i) remaining &= remaining - 1;  // the served lanes
+    }
+  }
+
+  /// The search of Alg. alloc over the super blocks, starting at the active
+  /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
+  /// blocks and regions that are 90% full. If it finds nothing, a second pass
+  /// (not in the paper) visits every page, so that counters that lag (or
+  /// drift, see release) never hide a free chunk, and accepts any chunk size
+  /// from the request up to a page. Bounded: at most two visits of every page.
+  DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
+    const std::uint32_t start = platform::atomic_load(active) % super_blocks;
+    const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
+    for (int pass = 0; pass < 2; ++pass) {
+      // The last pass also takes chunks more than max_frag times the request:
+      // a pool with no page of a fitting size serves it rather than fail.
+      const std::uint32_t smax =
+          pass == 1 || size * max_frag > kPageBytes ? kPageBytes : size * max_frag;
+      for (std::uint32_t k = 0; k < super_blocks; ++k) {
+        const std::uint32_t s = (start + k) % super_blocks;
+        if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
+                             std::int64_t{pages_in(s)} * 9)
+          continue;
+        const Grant g = search_super(s, size, smax, want, mp, pass == 0);
+        if (g.granted != 0) {
+          if (s != start) {  // one attempt: the pointer is a hint, nobody waits on it
+            std::uint32_t expected = start;
+            platform::atomic_compare_exchange(active, expected, s);
+          }
+          return g;
+        }
+      }
+    }
+    return Grant{};
+  }
+
+  /// Alg. alloc within super block s: from the page of Eq. 3 onwards, around
+  /// the super block once, skipping a region whose fill level is too high
+  /// (with `hints`; lines 5-6 and 30-31). Bounded by the super block's pages.
+  DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
+                                 std::uint32_t want, std::uint32_t mp, bool hints) const {
+    const std::uint32_t first = s * super_pages;
+    const std::uint32_t n = pages_in(s);
+    std::uint32_t off = hash_page(size, mp, s);
+    for (std::uint32_t visited = 0; visited < n;) {
+      if (hints && (visited == 0 || off % region_pages == 0)) {
+        const std::uint32_t region = (first + off) / region_pages;
+        const std::uint32_t region_start = region * region_pages - first;
+        const std::uint32_t region_end =
+            region_start + region_pages < n ? region_start + region_pages : n;
+        const std::int32_t full = platform::atomic_load(&region_full[region]);
+        if (std::int64_t{full} * 10 >= std::int64_t{region_end - region_start} * 9) {
+          visited += region_end - off;
+          off = region_end == n ? 0 : region_end;
+          continue;
+        }
+      }
+      const Grant g = try_page(first + off, size, smax, want);
+      if (g.granted != 0) return g;
+      ++visited;
+      off = off + 1 == n ? 0 : off + 1;
+    }
+    return Grant{};
+  }
+
+  /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
+  /// split it for `size` if it is not split yet.
+  DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
+                             std::uint32_t want) const {
+    PageUsage& page = pages[q];
+    std::uint32_t c = platform::atomic_load(&page.chunk);
+    if (c == 0) {
+      // Acq_rel: a thread that later reads this size synchronises with us,
+      // and we with the free that last cleared the word.
+      std::uint32_t expected = 0;
+      c = platform::atomic_compare_exchange(&page.chunk, expected, size, platform::acq_rel)
+              ? size
+              : expected;
+    }
+    if (c < size || c > smax) return Grant{};  // run pages have the high bit: never in range
+    return reserve(q, c, want);
+  }
+
+  /// tryUsePage lines 2-6: reserve up to `want` chunks with one atomic add.
+  /// Returns how many were granted (0: the page is full, being reset, or no
+  /// longer split for c).
+  DYNASOAR_HD Grant reserve(std::uint32_t q, std::uint32_t c, std::uint32_t want) const {
+    PageUsage& page = pages[q];
+    const std::uint32_t spots = spots_of(c);
+    // Acquire: the frees of this page's chunks (release) come before our use.
+    const std::uint32_t old = platform::atomic_fetch_add(&page.count, want, platform::acquire);
+    if (old >= spots) {  // full, or locked by a reset (kLocked)
+      release(q, want, 0);
+      return Grant{};
+    }
+    const std::uint32_t granted = want < spots - old ? want : spots - old;
+    if (granted < want) release(q, want - granted, 0);  // we still hold `granted`: never reaches 0
+    // Not in the paper: between our read of the chunk size and the add, the
+    // page may have emptied, been reset and split for another size. While we
+    // hold a reservation no reset can happen (it needs a count of 0), so one
+    // more read tells whether c is still the page's size.
+    if (platform::atomic_load(&page.chunk, platform::acquire) != c) {
+      release(q, granted, 0);
+      return Grant{};
+    }
+    if (old + granted == spots) {  // tryUsePage line 6: this reservation filled the page
+      platform::atomic_fetch_add(&region_full[q / region_pages], 1);
+      platform::atomic_fetch_add(&super_full[q / super_pages], 1);
+    }
+    return Grant{q, c, granted, old};
+  }
+
+  /// Gives back `n` reservations of page q. If the page held `spots_of(c)`
+  /// (c != 0: a free of a full page) its region is one full page fewer
+  /// (Sec. 5.4). If the count reaches 0, the page's chunk size is reset.
+  ///
+  /// The counters of full pages are hints: a full page whose count is pushed
+  /// above its chunks by reservations that fail (and give back) may be freed
+  /// without the region's counter going down, so it may drift. find()'s
+  /// last pass ignores them.
+  DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n, std::uint32_t c) const {
+    PageUsage& page = pages[q];
+    const std::uint32_t old = platform::atomic_fetch_sub(&page.count, n, platform::acq_rel);
+    if (c != 0 && old == spots_of(c)) {
+      platform::atomic_fetch_sub(&region_full[q / region_pages], 1);
+      platform::atomic_fetch_sub(&super_full[q / super_pages], 1);
+    }
+    if (old == n) reset(q);
+  }
+
+  /// Alg. free lines 12-16: the page is empty; lock it by moving its count
+  /// from 0 to kLocked (one attempt: a failure means a new reservation or
+  /// another reset holds it, and then there is nothing to do), clear its
+  /// chunk size, unlock. A reservation that meets the lock fails and gives
+  /// back what it added; no thread waits for the holder, who does three steps.
+  /// Only a chunk size is reset: run pages (whose word a reservation may have
+  /// counted on while it read a stale size) are their owner's.
+  DYNASOAR_HD void reset(std::uint32_t q) const {
+    PageUsage& page = pages[q];
+    std::uint32_t expected = 0;
+    if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
+      return;
+    const std::uint32_t c = platform::atomic_load(&page.chunk);
+    if (c != 0 && c <= kPageBytes) platform::atomic_store(&page.chunk, 0u);
+    // Release: the cleared size is seen by whoever reserves after the unlock.
+    platform::atomic_fetch_sub(&page.count, kLocked, platform::release);
+  }
+
+  /// tryUsePage lines 7-19: the bit of a free chunk, starting at spot `hint`.
+  /// The caller holds a reservation, so at every moment fewer chunks than
+  /// the page has are set by others and some bit is clear. Lock-free: an
+  /// attempt fails only when another thread set that bit first, and a
+  /// circle over all words that finds none clear means that other threads
+  /// set and cleared bits meanwhile (a state with every bit set never exists).
+  DYNASOAR_HD std::uint32_t take_spot(std::uint32_t q, std::uint32_t c, std::uint32_t hint) const {
+    PageUsage& page = pages[q];
+    const std::uint32_t spots = spots_of(c);
+    const std::uint32_t words = (spots + 63) / 64;
+    std::uint32_t spot = hint % spots;
+    std::uint32_t w = spot / 64;
+    auto b = static_cast<unsigned>(spot % 64);
+    for (;;) {
+      const std::uint32_t in_word = spots - 64 * w < 64 ? spots - 64 * w : 64;
+      const std::uint64_t clear =
+          ~platform::atomic_load(&page.bits[w]) & platform::low_bits(in_word);
+      if (clear == 0) {
+        w = w + 1 == words ? 0 : w + 1;
+        b = 0;
+        continue;
+      }
+      b = static_cast<unsigned>(platform::find_set_rotated(clear, b));
+      const std::uint64_t mask = std::uint64_t{1} << b;
+      // Acquire: the chunk's last owner freed it with a release.
+      if ((platform::atomic_fetch_or(&page.bits[w], mask, platform::acquire) & mask) == 0)
+        return 64 * w + b;
+    }
+  }
+
+  /// Sec. 6.3: a request larger than a page takes a run of whole pages. Runs
+  /// are searched from the top of the pool downwards (small requests start
+  /// at the active super block, the first one at first), and claimed page by
+  /// page from the run's top with a compare-and-swap of the chunk word from
+  /// 0; a page that is not free ends the attempt, the pages claimed are given
+  /// back, and the search goes on below that page. Two downward passes
+  /// (searches that run side by side push each other down, and runs freed
+  /// above a search are found by its second pass): bounded by twice the
+  /// pages of the pool. Under contention a request may still fail although
+  /// a run exists (other searches held its pages at the moments it looked).
+  DYNASOAR_HD void* malloc_run(std::uint64_t n) const {
+    const std::uint64_t need64 = (n + kPageBytes - 1) / kPageBytes;
+    if (need64 > page_count) return fail();
+    const auto need = static_cast<std::uint32_t>(need64);
+    for (int pass = 0; pass < 2; ++pass) {
+      std::int64_t start = std::int64_t{page_count} - need;
+      while (start >= 0) {
+        const auto base = static_cast<std::uint32_t>(start);
+        std::uint32_t q = base + need;  // claimed: [q, base + need)
+        while (q > base) {
+          const std::uint32_t value = q - 1 == base ? (kRunHead | need) : kRunTail;
+          std::uint32_t expected = 0;
+          if (platform::atomic_load(&pages[q - 1].chunk) != 0 ||
+              !platform::atomic_compare_exchange(&pages[q - 1].chunk, expected, value,
+                                                 platform::acq_rel))
+            break;
+          --q;
+        }
+        if (q == base) return chunk_address(base, 0, 0);
+        for (std::uint32_t r = q; r < base + need; ++r)
+          platform::atomic_store(&pages[r].chunk, 0u, platform::release);
+        start = std::int64_t{q - 1} - need;  // page q - 1 is taken: the next run lies below it
+      }
+    }
+    return fail();
+  }
+
+  /// Frees the run whose first page q holds `head`. One compare-and-swap
+  /// decides between two frees of the same run: the loser reports a bad free.
+  DYNASOAR_HD void free_run(std::uint32_t q, std::uint32_t head) const {
+    std::uint32_t expected = head;
+    if (!platform::atomic_compare_exchange(&pages[q].chunk, expected, 0u, platform::acq_rel))
+      return bad_free();
+    const std::uint32_t need = head & ~kRunHead;
+    for (std::uint32_t r = q + 1; r < q + need; ++r)
+      platform::atomic_store(&pages[r].chunk, 0u, platform::release);
+  }
+
+  /// Sec. 5.4: a free in a super block that is not the active one makes it
+  /// active with a chance that falls with its fill level: 1/4 when empty,
+  /// none from half full on (our numbers; the paper gives none). Decided by
+  /// a hash of the address, so no random state is needed.
+  DYNASOAR_HD void reactivate(std::uint32_t q, std::uint64_t address) const {
+    if (super_blocks == 1) return;
+    const std::uint32_t s = q / super_pages;
+    std::uint32_t current = platform::atomic_load(active);
+    if (current == s) return;
+    const std::int64_t full = platform::atomic_load(&super_full[s]);
+    const std::int64_t room = std::int64_t{pages_in(s)} - 2 * full;
+    if (room <= 0) return;
+    const std::uint64_t h = platform::mix64(address) % (std::uint64_t{4} * pages_in(s));
+    if (static_cast<std::int64_t>(h) < room) platform::atomic_compare_exchange(active, current, s);
+  }
+};
+
+}  // namespace dynasoar::scatter
