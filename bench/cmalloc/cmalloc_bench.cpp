@@ -445,7 +445,8 @@ int main(int argc, char** argv) {
   dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers", "fill"}, {}};
   dynasoar::bench::Selection allocators{
       "--allocator",
-      {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc"},
+      {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc",
+       "ScatterAlloc"},
       {}};
   dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
   dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64"}, {}};
@@ -482,6 +483,7 @@ int main(int argc, char** argv) {
     run_all<CMMalloc>(csv, o, only, allocators);
     run_all<CFMalloc>(csv, o, only, allocators);
     run_all<CMalloc>(csv, o, only, allocators);
+    run_all<dynasoar::scatter::ScatterAlloc>(csv, o, only, allocators);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cmalloc_bench: %s\n", e.what());
     return 1;

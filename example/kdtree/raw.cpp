@@ -38,7 +38,8 @@ concept RawBackend = requires { typename Backend::RawAllocator; } &&
                      !std::is_same_v<Backend, backend::AWMalloc>;  // it would hand out live nodes' memory
 static_assert(RawBackend<backend::Selected>,
               "the raw k-d tree build needs a raw allocator that frees or never reuses: build it with "
-              "DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc or cuda_malloc");
+              "DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc, cuda_malloc or "
+              "scatter_alloc");
 using Raw = backend::Selected::RawAllocator;
 
 struct RawNode {

@@ -12,7 +12,8 @@
 // one whose name the macro DYNASOAR_BACKEND holds (CMake sets it; without it
 // the SOA heap):
 //   dynasoar      the SOA object heap (the default)
-//   cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc
+//   cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc,
+//   scatter_alloc
 //                 a raw allocator of allocator/ with objects in plain struct
 //                 layout and the generic object registry
 #pragma once
@@ -22,6 +23,7 @@
 #include "dynasoar/allocator/cmalloc/bump_malloc.h"
 #include "dynasoar/allocator/cmalloc/circular_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/model/type_list.h"
 #include "dynasoar/soa_allocator_handle.h"
 #include "dynasoar/byte_allocator.h"
@@ -63,12 +65,13 @@ using CFMalloc = Bytes<cmalloc::CFMalloc>;
 using CMMalloc = Bytes<cmalloc::CMMalloc>;
 using CFMMalloc = Bytes<cmalloc::CFMMalloc>;
 using CudaMalloc = Bytes<cmalloc::CudaMalloc>;
+using ScatterAlloc = Bytes<scatter::ScatterAlloc>;
 
 /// Every back end, once. Tests, benchmarks and the back-end switch iterate
 /// over this list; CMake's DYNASOAR_BACKENDS holds the same names, in the
 /// same order (a test compares them).
 using All = model::TypeList<Dynasoar, CMalloc, CFMalloc, CMMalloc, CFMMalloc, AtomicMalloc, AWMalloc,
-                            CudaMalloc>;
+                            CudaMalloc, ScatterAlloc>;
 
 namespace detail {
 constexpr bool same_name(const char* a, const char* b) {
@@ -101,7 +104,7 @@ inline constexpr const char* kSelectedName = DYNASOAR_DETAIL_STRING(DYNASOAR_BAC
 #undef DYNASOAR_DETAIL_NAME
 static_assert(index_of(kSelectedName) != model::kNotFound,
               "DYNASOAR_BACKEND names no back end: use dynasoar, cmalloc, cfmalloc, cmmalloc, "
-              "cfmmalloc, atomic_malloc, aw_malloc or cuda_malloc (dynasoar::backend::All)");
+              "cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc or scatter_alloc (dynasoar::backend::All)");
 
 /// The back end this program is built for.
 using Selected = model::At<All, index_of(kSelectedName)>;

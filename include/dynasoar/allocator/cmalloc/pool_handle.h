@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -17,6 +18,7 @@
 #include "dynasoar/allocator/cmalloc/circular_malloc.h"
 #include "dynasoar/allocator/cmalloc/presplit.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/platform/error.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
@@ -47,6 +49,19 @@ struct PoolOptions {
   /// Off: chunks merge only on free and only with the next chunk, as in
   /// paper 000, and a pool that has seen many frees is cut ever finer.
   bool merge_on_walk = true;
+  /// ScatterAlloc: pages per super block and region, max_frag, Eq. 3's
+  /// factors and warp coalescing (scatter::Options).
+  scatter::Options scatter{};
+};
+
+/// A raw allocator that lays out its own pool: PoolHandle gives it the pool
+/// and a zeroed side table of `metadata_words` 64-bit words (ScatterAlloc's
+/// usage table), and it checks its settings in `attach`.
+template <class Alloc>
+concept SetsUpItsPool = requires(Alloc a, std::uint64_t n, std::uint64_t* meta,
+                                 const scatter::Options& o) {
+  { Alloc::metadata_words(n, o) } -> std::same_as<std::uint64_t>;
+  a.attach(n, n, meta, o);
 };
 
 /// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
@@ -115,10 +130,16 @@ class PoolHandle {
   PoolHandle& operator=(PoolHandle&&) noexcept = default;
 
  private:
-  // The circular allocators' pre-split chunks and offsets; the bump
-  // allocators' counter.
+  // The circular allocators' pre-split chunks and offsets; the side table
+  // of an allocator that sets up its own pool; the bump allocators' counter.
   void set_up_pool(std::uint64_t granules, const PoolOptions& options, Stream s) {
-    if constexpr (Alloc::kCircular) {
+    if constexpr (SetsUpItsPool<Alloc>) {
+      const std::uint64_t bytes = granules * kAlignment;
+      const std::uint64_t words = Alloc::metadata_words(bytes, options.scatter);
+      metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
+      metadata_.zero(s);
+      alloc_.attach(alloc_.mem, bytes, metadata_.data(), options.scatter);
+    } else if constexpr (Alloc::kCircular) {
       if (granules > kMaxGranules)
         throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
                                     std::to_string(kMaxGranules * kAlignment) +
@@ -231,7 +252,7 @@ class PoolHandle {
   /// Bump allocators (they cannot free): make the whole pool free again.
   /// Every pointer from the pool must be dead. Waits for the stream.
   void reset() {
-    if constexpr (!Alloc::kCircular && !Alloc::kDeviceHeap) {
+    if constexpr (!Alloc::kCircular && !Alloc::kDeviceHeap && !SetsUpItsPool<Alloc>) {
       counter_.zero(stream_);
       platform::synchronize(stream_);
     } else {
@@ -254,8 +275,25 @@ class PoolHandle {
     platform::synchronize(stream_);
   }
 
-  /// Throws OutOfMemory (and clears the flag) if a malloc returned nullptr.
+  /// Whether a free was given a pointer that is no live allocation of the
+  /// pool (allocators that check, ScatterAlloc). Waits for the stream.
+  bool bad_free() const {
+    unsigned e = 0;
+    error_.copy_to_host(&e, 1, 0, stream_);
+    return (e & scatter::kPoolBadFree) != 0;
+  }
+
+  /// Throws std::logic_error (and clears the flags) if a free was given a
+  /// pointer that is no live allocation (see bad_free), else OutOfMemory (and
+  /// clears the flag) if a malloc returned nullptr.
   void check_errors() {
+    if (bad_free()) {
+      clear_errors();
+      throw std::logic_error(std::string("dynasoar: ") + Alloc::kName +
+                             ": free was given a pointer that is no live allocation of this pool "
+                             "(freed twice, from another pool, or not the start of an "
+                             "allocation); nothing was freed");
+    }
     if (!out_of_memory()) return;
     clear_errors();
     throw OutOfMemory(std::string("dynasoar: ") + Alloc::kName + " pool of " +
@@ -297,6 +335,7 @@ class PoolHandle {
   Alloc alloc_{};
   PreSplit plan_{};
   platform::Buffer<std::uint64_t> pool_;
+  platform::Buffer<std::uint64_t> metadata_;  // a side table (SetsUpItsPool)
   platform::Buffer<unsigned> error_;
   platform::Buffer<std::uint32_t> offsets_;
   platform::Buffer<unsigned long long> counter_;
