@@ -765,3 +765,310 @@ TYPED_TEST(CMallocConformance, ProbabilityPatternOfSection6) {
 
 }  // namespace
 }  // namespace dynasoar::cmalloc
+
+// --- ScatterAlloc's own invariants (paper 003) ---------------------------------------------
+
+namespace dynasoar::cmalloc {
+namespace {
+
+using scatter::kPageBytes;
+using scatter::PageUsage;
+using scatter::ScatterAlloc;
+
+// Reads the usage table after the kernels are done: for every page, its
+// count equals its set bits, bits lie within its chunks, a counted page is
+// split, and a page of a run holds no chunks. counters: [0] count != bits,
+// [1] bits beyond the chunks, [2] count on an unsplit page, [3] a run page
+// with a count or bits, [4] set bits, [5] run heads, [6] split pages.
+struct AuditPages {
+  ScatterAlloc alloc;
+  unsigned long long* counters;
+  DYNASOAR_HD void operator()(std::size_t q) const {
+    PageUsage& p = alloc.pages[q];
+    const std::uint32_t chunk = platform::atomic_load(&p.chunk);
+    const std::uint32_t count = platform::atomic_load(&p.count);
+    const std::uint32_t spots = ScatterAlloc::spots_of(chunk);
+    std::uint32_t set = 0;
+    bool beyond = false;
+    for (std::uint32_t w = 0; w < scatter::kPageWords; ++w) {
+      const std::uint64_t bits = platform::atomic_load(&p.bits[w]);
+      set += static_cast<std::uint32_t>(platform::popc(bits));
+      const std::uint32_t in_word = spots > 64 * w ? spots - 64 * w : 0;
+      if ((bits & ~platform::low_bits(in_word < 64 ? in_word : 64)) != 0) beyond = true;
+    }
+    if (chunk >= ScatterAlloc::kRunHead) {
+      if (count != 0 || set != 0) platform::atomic_fetch_add(&counters[3], 1ull);
+      if (chunk != ScatterAlloc::kRunTail) platform::atomic_fetch_add(&counters[5], 1ull);
+      return;
+    }
+    if (count != set) platform::atomic_fetch_add(&counters[0], 1ull);
+    if (beyond) platform::atomic_fetch_add(&counters[1], 1ull);
+    if (count != 0 && spots == 0) platform::atomic_fetch_add(&counters[2], 1ull);
+    if (chunk != 0) platform::atomic_fetch_add(&counters[6], 1ull);
+    platform::atomic_fetch_add(&counters[4], static_cast<unsigned long long>(set));
+  }
+};
+
+std::vector<unsigned long long> audit(const PoolHandle<ScatterAlloc>& pool) {
+  Buffer<unsigned long long> counters(7);
+  counters.zero();
+  platform::parallel_for(pool.device().page_count, AuditPages{pool.device(), counters.data()});
+  platform::synchronize();
+  return counters.to_vector();
+}
+
+void expect_consistent(const std::vector<unsigned long long>& a) {
+  EXPECT_EQ(a[0], 0u) << "pages whose count differs from their set bits";
+  EXPECT_EQ(a[1], 0u) << "pages with bits beyond their chunks";
+  EXPECT_EQ(a[2], 0u) << "unsplit pages with a count";
+  EXPECT_EQ(a[3], 0u) << "pages of a run with a count or bits";
+}
+
+// One thread runs a sequence; out[i] records what step i saw.
+struct ResetScript {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    auto at = [](void* p) { return reinterpret_cast<std::uint64_t>(p); };
+    void* small = a.malloc(16);
+    out[0] = at(small);
+    out[1] = at(a.malloc(1000));  // the only page is split for 16 bytes
+    a.free(small);
+    out[2] = platform::atomic_load(&a.pages[0].chunk);  // reset when it emptied
+    void* big[4];
+    for (int i = 0; i < 4; ++i) big[i] = a.malloc(1000);
+    for (int i = 0; i < 4; ++i) out[3 + i] = at(big[i]);
+    out[7] = at(a.malloc(1000));  // four chunks of 1008 bytes: the page is full
+    out[8] = platform::atomic_load(&a.pages[0].chunk);
+    out[9] = platform::atomic_load(&a.pages[0].count);
+    out[10] = static_cast<std::uint64_t>(platform::atomic_load(&a.region_full[0]));
+    a.free(big[1]);
+    out[11] = static_cast<std::uint64_t>(platform::atomic_load(&a.region_full[0]));
+    out[12] = at(a.malloc(1008));  // the freed spot
+    a.free(big[0]);
+    a.free(big[2]);
+    a.free(big[3]);
+    a.free(reinterpret_cast<void*>(out[12]));
+    out[13] = platform::atomic_load(&a.pages[0].chunk);
+    out[14] = platform::atomic_load(&a.pages[0].count);
+  }
+};
+
+// A page's chunk size is set by the first request and reset when its last
+// chunk is freed (paper 003 Sec. 5.2, Alg. free lines 10-16); the region
+// counts the page as full while it is (Sec. 5.4).
+TEST(CMallocScatter, ChunkSizeOfAPageResetsWhenItEmpties) {
+  PoolHandle<ScatterAlloc> pool(kPageBytes);  // one page
+  ASSERT_EQ(pool.device().page_count, 1u);
+  Buffer<std::uint64_t> out(15);
+  platform::parallel_for(1, ResetScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> r = out.to_vector();
+  EXPECT_EQ(r[0], pool.begin());
+  EXPECT_EQ(r[1], 0u) << "a page split for 16 bytes served 1000";
+  EXPECT_EQ(r[2], 0u) << "the chunk size stayed after the page emptied";
+  std::vector<std::uint64_t> spots(r.begin() + 3, r.begin() + 7);
+  std::sort(spots.begin(), spots.end());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(spots[i], pool.begin() + 1008u * i) << i;
+  EXPECT_EQ(r[7], 0u) << "a fifth chunk of 1008 bytes on a 4096-byte page";
+  EXPECT_EQ(r[8], 1008u);
+  EXPECT_EQ(r[9], 4u);
+  EXPECT_EQ(r[10], 1u) << "the full page is counted in its region";
+  EXPECT_EQ(r[11], 0u) << "a free on a full page uncounts it";
+  EXPECT_EQ(r[12], r[4]) << "the freed chunk is the only one";
+  EXPECT_EQ(r[13], 0u);
+  EXPECT_EQ(r[14], 0u);
+  EXPECT_THROW(pool.check_errors(), OutOfMemory);  // the two nullptrs raised the flag
+  expect_consistent(audit(pool));
+}
+
+struct LargeScript {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    auto at = [](void* p) { return reinterpret_cast<std::uint64_t>(p); };
+    const std::uint64_t pool = std::uint64_t{a.page_count} * kPageBytes;
+    void* run = a.malloc(11 * kPageBytes - 100);  // 11 pages
+    out[0] = at(run);
+    if (run != nullptr) fill_user_data(at(run), 11 * kPageBytes - 104, 0xA11);
+    out[1] = at(a.malloc(pool + 1));
+    void* small = a.malloc(16);
+    out[2] = at(small);
+    if (small != nullptr) fill_user_data(at(small), 16, 0x5A);
+    out[3] = at(a.malloc(pool));  // a page is split and 11 are a run
+    out[4] = run != nullptr && user_data_intact(at(run), 11 * kPageBytes - 104, 0xA11);
+    out[5] = small != nullptr && user_data_intact(at(small), 16, 0x5A);
+    a.free(run);
+    a.free(small);
+    void* all = a.malloc(pool);
+    out[6] = at(all);
+    a.free(all);
+  }
+};
+
+// Sec. 6.3: a request larger than a page takes a run of whole pages (from
+// the top of the pool here); a request larger than the pool, or than the
+// longest free run, fails; once everything is freed the whole pool is one run.
+TEST(CMallocScatter, RequestLargerThanAPageTakesARunOfPages) {
+  constexpr std::uint32_t kPages = 64;
+  PoolHandle<ScatterAlloc> pool(std::uint64_t{kPages} * kPageBytes);
+  Buffer<std::uint64_t> out(7);
+  platform::parallel_for(1, LargeScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> r = out.to_vector();
+  EXPECT_EQ(r[0], pool.begin() + std::uint64_t{kPages - 11} * kPageBytes) << "the top 11 pages";
+  EXPECT_EQ(r[1], 0u) << "more than the pool";
+  ASSERT_NE(r[2], 0u);
+  EXPECT_TRUE(r[2] + 16 <= r[0] || r[2] >= r[0] + 11 * kPageBytes) << "a chunk inside the run";
+  EXPECT_EQ(r[3], 0u) << "the whole pool while pages are in use";
+  EXPECT_EQ(r[4], 1u) << "the run's bytes were overwritten";
+  EXPECT_EQ(r[5], 1u) << "the chunk's bytes were overwritten";
+  EXPECT_EQ(r[6], pool.begin()) << "the emptied pool is one run again";
+  EXPECT_THROW(pool.check_errors(), OutOfMemory);
+  const std::vector<unsigned long long> a = audit(pool);
+  expect_consistent(a);
+  EXPECT_EQ(a[5], 0u) << "run pages left after every run was freed";
+  EXPECT_EQ(a[6], 0u) << "pages still split after every chunk was freed";
+}
+
+// Frees `p` (out[0] gets the first page's count and bits after) in one thread.
+struct FreeOne {
+  ScatterAlloc a;
+  std::uint64_t p;
+  DYNASOAR_HD void operator()(std::size_t) const { a.free(reinterpret_cast<void*>(p)); }
+};
+struct MallocOne {
+  ScatterAlloc a;
+  std::uint64_t bytes;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    *out = reinterpret_cast<std::uint64_t>(a.malloc(bytes));
+  }
+};
+
+// A free of a pointer that is no live allocation (freed before, inside a
+// chunk, in a run's later page, outside the pool) raises the flag, which
+// check_errors turns into std::logic_error, and changes no page.
+TEST(CMallocScatter, BadFreesAreReportedAndChangeNothing) {
+  PoolHandle<ScatterAlloc> pool(16 * kPageBytes);
+  Buffer<std::uint64_t> out(1);
+  Buffer<std::uint64_t> elsewhere(8);
+  auto malloc_one = [&](std::uint64_t bytes) {
+    platform::parallel_for(1, MallocOne{pool.device(), bytes, out.data()});
+    return out.to_vector()[0];
+  };
+  auto free_one = [&](std::uint64_t p) {
+    platform::parallel_for(1, FreeOne{pool.device(), p});
+    platform::synchronize();
+  };
+  const std::uint64_t chunk = malloc_one(48);
+  const std::uint64_t run = malloc_one(2 * kPageBytes);
+  ASSERT_NE(chunk, 0u);
+  ASSERT_NE(run, 0u);
+  EXPECT_NO_THROW(pool.check_errors());
+  const std::uint64_t bad[] = {chunk + 16, run + kPageBytes, run + 16,
+                               reinterpret_cast<std::uint64_t>(elsewhere.data()), pool.end()};
+  for (const std::uint64_t p : bad) {
+    SCOPED_TRACE(p);
+    free_one(p);
+    EXPECT_THROW(pool.check_errors(), std::logic_error);
+    const std::vector<unsigned long long> a = audit(pool);
+    expect_consistent(a);
+    EXPECT_EQ(a[4], 1u) << "the chunk's bit";
+    EXPECT_EQ(a[5], 1u) << "the run";
+  }
+  free_one(chunk);
+  free_one(run);
+  EXPECT_NO_THROW(pool.check_errors());
+  for (const std::uint64_t p : {chunk, run}) {  // again
+    free_one(p);
+    EXPECT_THROW(pool.check_errors(), std::logic_error) << "a second free of " << p;
+  }
+  const std::vector<unsigned long long> a = audit(pool);
+  expect_consistent(a);
+  EXPECT_EQ(a[4] + a[5] + a[6], 0u) << "the pool is empty";
+  EXPECT_NE(malloc_one(16 * kPageBytes), 0u) << "and serves the whole pool as one run";
+}
+
+// Workers that allocate (now and then more than a page), check and free at
+// random, then keep what they hold: afterwards each page's count equals its
+// set bits, the bits equal the kept chunks, and the runs the kept runs.
+// counters: [0] nullptrs, [1] broken patterns.
+struct ScatterChurn {
+  ScatterAlloc alloc;
+  unsigned long long* counters;
+  Held* kept;
+  int rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    test::Rng rng(0x5CA7, w);
+    Held mine[kSlots] = {};
+    unsigned long long nulls = 0, broken = 0;
+    for (int r = 0; r < rounds; ++r) {
+      Held& h = mine[rng.below(kSlots)];
+      if (h.address != 0) {
+        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+        alloc.free(reinterpret_cast<void*>(h.address));
+        h.address = 0;
+        continue;
+      }
+      const std::uint64_t bytes =
+          rng.below(16) == 0 ? kPageBytes + 8 * rng.below(3 * kPageBytes / 8) : 8 * (1 + rng.below(32));
+      h = allocate_filled(alloc, bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+      if (h.address == 0) ++nulls;
+    }
+    for (int s = 0; s < kSlots; ++s) {
+      if (mine[s].address != 0 && !user_data_intact(mine[s].address, mine[s].bytes, mine[s].sig))
+        ++broken;
+      kept[w * kSlots + static_cast<std::size_t>(s)] = mine[s];
+    }
+    platform::atomic_fetch_add(&counters[0], nulls);
+    platform::atomic_fetch_add(&counters[1], broken);
+  }
+};
+
+TEST(CMallocScatter, PageCountsEqualTheirBitsAfterContendedChurn) {
+  const std::size_t workers = platform::kCudaBuild ? (test::under_sanitizer() ? 256 : 2048) : 16;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 400 : 20000);
+  // Roomy: twice the pages the workers can hold (each slot at most 4 pages).
+  // Tight: one page per two slots, so that requests meet full pages and fail.
+  for (const bool tight : {false, true}) {
+    SCOPED_TRACE(tight ? "tight pool" : "roomy pool");
+    const std::uint64_t pages = tight ? workers * kSlots / 2 : workers * kSlots * 8;
+    scatter::Options options;
+    options.super_block_pages = 64;  // several super blocks, also for a small pool
+    options.region_pages = 8;
+    PoolOptions po;
+    po.scatter = options;
+    PoolHandle<ScatterAlloc> pool(pages * kPageBytes, po);
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    Buffer<Held> kept(workers * kSlots);
+    platform::parallel_workers(workers,
+                               ScatterChurn{pool.device(), counters.data(), kept.data(), rounds});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[1], 0u) << "patterns broken: memory was handed out twice";
+    if (tight) {
+      EXPECT_GT(c[0], 0u) << "the tight pool must run out in this test";
+    } else {
+      EXPECT_EQ(c[0], 0u) << "allocations failed in a roomy pool";
+    }
+    pool.clear_errors();
+    unsigned long long small = 0, runs = 0;
+    for (const Held& h : kept.to_vector())
+      if (h.address != 0) ++(h.bytes > kPageBytes ? runs : small);
+    std::vector<unsigned long long> a = audit(pool);
+    expect_consistent(a);
+    EXPECT_EQ(a[4], small) << "set bits differ from the chunks held";
+    EXPECT_EQ(a[5], runs) << "runs differ from the runs held";
+    platform::parallel_for(workers * kSlots, FreeKept<ScatterAlloc>{pool.device(), kept.data()});
+    platform::synchronize();
+    EXPECT_NO_THROW(pool.check_errors()) << "a free was reported bad";
+    a = audit(pool);
+    expect_consistent(a);
+    EXPECT_EQ(a[4] + a[5], 0u) << "chunks or runs left after every allocation was freed";
+  }
+}
+
+}  // namespace
+}  // namespace dynasoar::cmalloc
