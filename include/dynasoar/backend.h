@@ -70,8 +70,8 @@ using ScatterAlloc = Bytes<scatter::ScatterAlloc>;
 /// Every back end, once. Tests, benchmarks and the back-end switch iterate
 /// over this list; CMake's DYNASOAR_BACKENDS holds the same names, in the
 /// same order (a test compares them).
-using All = model::TypeList<Dynasoar, CMalloc, CFMalloc, CMMalloc, CFMMalloc, AtomicMalloc, AWMalloc,
-                            CudaMalloc, ScatterAlloc>;
+using All = model::TypeList<Dynasoar, CMalloc, CFMalloc, CMMalloc, CFMMalloc, AtomicMalloc,
+                            AWMalloc, CudaMalloc, ScatterAlloc>;
 
 namespace detail {
 constexpr bool same_name(const char* a, const char* b) {
@@ -102,9 +102,10 @@ constexpr std::size_t index_of(const char* name) { return detail::index_of_name(
 inline constexpr const char* kSelectedName = DYNASOAR_DETAIL_STRING(DYNASOAR_BACKEND);
 #undef DYNASOAR_DETAIL_STRING
 #undef DYNASOAR_DETAIL_NAME
-static_assert(index_of(kSelectedName) != model::kNotFound,
-              "DYNASOAR_BACKEND names no back end: use dynasoar, cmalloc, cfmalloc, cmmalloc, "
-              "cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc or scatter_alloc (dynasoar::backend::All)");
+static_assert(
+    index_of(kSelectedName) != model::kNotFound,
+    "DYNASOAR_BACKEND names no back end: use dynasoar, cmalloc, cfmalloc, cmmalloc, "
+    "cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc or scatter_alloc (dynasoar::backend::All)");
 
 /// The back end this program is built for.
 using Selected = model::At<All, index_of(kSelectedName)>;

@@ -1011,9 +1011,11 @@ struct ScatterChurn {
         h.address = 0;
         continue;
       }
-      const std::uint64_t bytes =
-          rng.below(16) == 0 ? kPageBytes + 8 * rng.below(3 * kPageBytes / 8) : 8 * (1 + rng.below(32));
-      h = allocate_filled(alloc, bytes, platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+      const std::uint64_t bytes = rng.below(16) == 0
+                                      ? kPageBytes + 8 * rng.below(3 * kPageBytes / 8)
+                                      : 8 * (1 + rng.below(32));
+      h = allocate_filled(alloc, bytes,
+                          platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
       if (h.address == 0) ++nulls;
     }
     for (int s = 0; s < kSlots; ++s) {

@@ -228,7 +228,7 @@ struct ScatterAlloc {
     // Release: the owner's use of the chunk comes before the chunk is free.
     const std::uint64_t old =
         platform::atomic_fetch_and(&page.bits[spot / 64], ~mask, platform::release);
-    if ((old & mask) == 0) return bad_free();  // a live chunk's bit is set (free(p) twice)
+    if ((old & mask) == 0) return bad_free();  // the bit was clear: a second free
     release(q, 1, c);
     reactivate(q, address);
   }
