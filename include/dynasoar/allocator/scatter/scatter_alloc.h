@@ -132,6 +132,8 @@ struct ScatterAlloc {
   /// Added to a page's count while its chunk size is reset: every
   /// reservation then sees a full page.
   static constexpr std::uint32_t kLocked = 1u << 30;
+  /// Most times one reset repeats itself (see reset).
+  static constexpr std::uint32_t kResetAttempts = 4;
 
   std::uint64_t mem;           ///< address of page 0 (16-byte aligned)
   PageUsage* pages;            ///< the usage table, one entry per page
@@ -446,15 +448,26 @@ struct ScatterAlloc {
   /// back what it added; no thread waits for the holder, who does three steps.
   /// Only a chunk size is reset: run pages (whose word a reservation may have
   /// counted on while it read a stale size) are their owner's.
+  ///
+  /// Not in the paper: a thread may split the page while it is locked (the
+  /// size was cleared already) and then meet the lock with its reservation;
+  /// it gives the reservation back without reaching 0, so no reset follows,
+  /// and the page would stay split with no chunk in use. If the unlock
+  /// brings the count to 0 and the page is split again, the reset is
+  /// repeated, at most kResetAttempts times (bounded).
   DYNASOAR_HD void reset(std::uint32_t q) const {
     PageUsage& page = pages[q];
-    std::uint32_t expected = 0;
-    if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
-      return;
-    const std::uint32_t c = platform::atomic_load(&page.chunk);
-    if (c != 0 && c <= kPageBytes) platform::atomic_store(&page.chunk, 0u);
-    // Release: the cleared size is seen by whoever reserves after the unlock.
-    platform::atomic_fetch_sub(&page.count, kLocked, platform::release);
+    for (std::uint32_t attempt = 0; attempt < kResetAttempts; ++attempt) {
+      std::uint32_t expected = 0;
+      if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
+        return;
+      const std::uint32_t c = platform::atomic_load(&page.chunk);
+      if (c != 0 && c <= kPageBytes) platform::atomic_store(&page.chunk, 0u);
+      // Release: the cleared size is seen by whoever reserves after the unlock.
+      if (platform::atomic_fetch_sub(&page.count, kLocked, platform::release) != kLocked) return;
+      const std::uint32_t again = platform::atomic_load(&page.chunk);
+      if (again == 0 || again > kPageBytes) return;
+    }
   }
 
   /// tryUsePage lines 7-19: the bit of a free chunk, starting at spot `hint`.
