@@ -931,6 +931,76 @@ TEST(CMallocScatter, RequestLargerThanAPageTakesARunOfPages) {
   EXPECT_EQ(a[6], 0u) << "pages still split after every chunk was freed";
 }
 
+// A request of a size that no page holds lands on the page of Eq. 3 (each is
+// freed before the next, so its page is reset): out[2k] the page it got,
+// out[2k + 1] the page Eq. 3 names.
+struct FirstRequestOfEachSize {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  int sizes;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
+    for (int k = 0; k < sizes; ++k) {
+      const auto size = static_cast<std::uint32_t>(16 * (k + 1));
+      const auto p = reinterpret_cast<std::uint64_t>(a.malloc(size));
+      out[2 * k] = p == 0 ? ~std::uint64_t{0} : (p - a.mem) / kPageBytes;
+      out[2 * k + 1] = a.hash_page(size, mp, 0);
+      a.free(reinterpret_cast<void*>(p));  // the page empties and is reset
+    }
+  }
+};
+
+// Three requests on a two-page pool: 64 bytes split one page; 16 bytes do
+// not fit its chunks (64 > max_frag * 16) and split the other page; 48
+// bytes fit the first page's chunks (64 <= 2 * 48), not the second's.
+// Wherever Eq. 3 starts them, this is the only outcome. out: the pages of
+// the 64, 48 and 16-byte requests, and the sum of the pages' chunk sizes.
+struct MaxFragDecides {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    void* p64 = a.malloc(64);
+    void* p16 = a.malloc(16);
+    void* p[3] = {p64, a.malloc(48), p16};
+    for (int i = 0; i < 3; ++i)
+      out[i] = p[i] == nullptr ? ~std::uint64_t{0}
+                               : (reinterpret_cast<std::uint64_t>(p[i]) - a.mem) / kPageBytes;
+    out[3] = platform::atomic_load(&a.pages[0].chunk) + platform::atomic_load(&a.pages[1].chunk);
+  }
+};
+
+// Sec. 5.3: a request starts at the page Eq. 3 hashes its size and
+// multiprocessor to, so requests of different sizes scatter over the super
+// block; Alg. alloc line 11: a page serves requests whose size is within
+// max_frag of its chunks.
+TEST(CMallocScatter, RequestsStartAtTheirEq3PageAndMaxFragPicksThePage) {
+  constexpr int kSizes = 16;
+  PoolHandle<ScatterAlloc> pool(std::uint64_t{256} * kPageBytes);
+  Buffer<std::uint64_t> out(2 * kSizes);
+  platform::parallel_for(1, FirstRequestOfEachSize{pool.device(), out.data(), kSizes});
+  platform::synchronize();
+  const std::vector<std::uint64_t> r = out.to_vector();
+  std::vector<std::uint64_t> pages;
+  for (int k = 0; k < kSizes; ++k) {
+    EXPECT_EQ(r[2 * k], r[2 * k + 1]) << "size " << 16 * (k + 1);
+    pages.push_back(r[2 * k]);
+  }
+  std::sort(pages.begin(), pages.end());
+  EXPECT_GE(std::unique(pages.begin(), pages.end()) - pages.begin(), kSizes / 2)
+      << "sizes do not scatter over the pages";
+
+  PoolHandle<ScatterAlloc> two(2 * kPageBytes);
+  Buffer<std::uint64_t> p(4);
+  platform::parallel_for(1, MaxFragDecides{two.device(), p.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> q = p.to_vector();
+  ASSERT_LT(q[0], 2u);
+  EXPECT_EQ(q[1], q[0]) << "48 bytes fit chunks of 64";
+  EXPECT_EQ(q[2], 1 - q[0]) << "16 bytes split the other page";
+  EXPECT_EQ(q[3], 64u + 16u);
+  EXPECT_NO_THROW(two.check_errors());
+}
+
 // Frees `p` (out[0] gets the first page's count and bits after) in one thread.
 struct FreeOne {
   ScatterAlloc a;
