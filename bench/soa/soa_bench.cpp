@@ -460,10 +460,10 @@ void bench_registers(dynasoar::bench::Csv& csv) {
                                         dynasoar::soa::detail::ConstructInBlocks<DoAllAlloc, Particle, NoArgs,
                                                                          DoAllAlloc::type_id<Particle>(),
                                                                          DoAllAlloc::Registry::kCapacity<Particle>>>);
-  registers(csv, "enumerate with snapshot",
-            detail::parallel_workers_kernel<dynasoar::detail::EnumerateLevel<soa::detail::SnapshotBlock>>);
+  registers(csv, "enumerate", detail::parallel_workers_kernel<dynasoar::detail::EnumerateLevel>);
+  registers(csv, "snapshot", detail::parallel_for_early_kernel<dynasoar::platform::kBlockThreads, soa::detail::SnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
-            detail::parallel_for_kernel<soa::kDoAllBlockThreads, soa::detail::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
+            detail::parallel_for_early_kernel<soa::kDoAllBlockThreads, soa::detail::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
   registers(csv, "soa_step(baseline)", soa_step);
 }
 

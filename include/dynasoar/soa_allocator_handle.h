@@ -112,6 +112,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       if (host.capacity[t] == 0) continue;  // abstract: no blocks
       allocated_[t] =
           std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllClear, s);
+      block_counts_[t] = AlternatingCount(s);
       active_[t] =
           std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllClear, s);
       host.allocated[t] = allocated_[t]->device();
@@ -119,7 +120,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     }
     state_ = platform::Buffer<soa::HeapState>(1);
     state_.copy_from_host(&host, 1, 0, s);
-    block_counts_ = platform::Buffer<bit_index>(kNumTypes);
     total_ = platform::Buffer<unsigned long long>(1);
     platform::synchronize(s);
   }
@@ -158,7 +158,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   /// parallel_do without waiting: everything is queued on the handle's
   /// stream, with no host synchronisation between the steps (block
-  /// enumeration with the snapshot, do-all kernel). Call check_errors() after the stream
+  /// enumeration, snapshot, do-all kernel). Call check_errors() after the stream
   /// is done to learn about allocation failures. kWithSubclasses false:
   /// objects of T only (parallel_do_single_type).
   template <class T, auto Method, bool kWithSubclasses = true, class... Args>
@@ -170,19 +170,23 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     // parallel_do must not be visited (Sec. 3.1). Each class keeps its own
     // block list until its do-all has run; blocks that class gets meanwhile
     // are not on it, and slots it fills meanwhile are not in the snapshot.
-    // The snapshot of a block is taken by the thread that lists it, in the
-    // enumeration's kernel: one launch per class instead of two.
+    // The snapshot and do-all kernels are launched early
+    // (parallel_for_early): their thread blocks are scheduled while the
+    // kernel ahead of them ends, and wait for it before they read anything.
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
-      allocated_[type]->enumerate(block_list(type), block_count(type), stream_,
-                                  soa::detail::SnapshotBlock{state_.data(), type});
+      list_blocks(type);
+      const std::size_t workers = workers_for_blocks();
+      platform::parallel_for_early(
+          workers, soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type, workers},
+          stream_);
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
       constexpr unsigned cap = Registry::kCapacityById[type];
 #if DYNASOAR_CUDA
       const std::size_t threads = do_all_threads(cap);
-      platform::parallel_for<soa::kDoAllBlockThreads>(
+      platform::parallel_for_early<soa::kDoAllBlockThreads>(
           threads,
           soa::detail::DoAll<T, Method, decltype(pack), type, cap>{
               heap_base(), kBlockBytes, block_list(type), block_count(type), threads, pack},
@@ -345,10 +349,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     if (block_lists_[type].size() == 0) block_lists_[type] = platform::Buffer<bit_index>(num_blocks_);
     return block_lists_[type].data();
   }
-  bit_index* block_count(unsigned type) { return block_counts_.data() + type; }
+  // The number of entries of the block list of `type` (device memory), as
+  // the last list_blocks or parallel_do wrote it; it moves with each of them.
+  bit_index* block_count(unsigned type) { return block_counts_[type].get(); }
 
   // Writes the allocated blocks of `type` to its block list and count (device).
-  void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_count(type), stream_); }
+  void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_counts_[type], stream_); }
 
   std::size_t workers_for_blocks() const {
     const std::size_t resident = platform::concurrent_threads();
@@ -378,8 +384,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   // a few dozen "threads", and so one OS thread).
   template <class T, auto Method, unsigned kType, unsigned kCap, class Pack>
   void host_do_all(const Pack& pack) {
-    bit_index n = 0;
-    block_counts_.copy_to_host(&n, 1, kType, stream_);
+    const bit_index n = block_counts_[kType].read(stream_);
     platform::host_parallel_chunks(
         n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
         soa::detail::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
@@ -404,7 +409,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   std::unique_ptr<BitmapHandle> allocated_[kNumTypes];
   std::unique_ptr<BitmapHandle> active_[kNumTypes];
   platform::Buffer<bit_index> block_lists_[kNumTypes];  // per class, made on first use
-  platform::Buffer<bit_index> block_counts_;
+  AlternatingCount block_counts_[kNumTypes];  // per class: the block list's length
   mutable platform::Buffer<unsigned long long> total_;
 };
 

@@ -155,6 +155,49 @@ TEST(Executor, ParallelForVisitsEachIndexOnce) {
 }
 // snippet-end: parallel-for
 
+// A slow writer: each worker first reads a counter `rounds` times, one
+// memory round trip after another, then writes i + 1 to its slots i. Its
+// kernel lets the next early launch be scheduled at its start
+// (parallel_workers kernels call allow_early_launch), so a reader launched
+// with parallel_for_early is scheduled long before these writes land.
+struct SlowWrite {
+  std::uint32_t* data;
+  std::size_t n;
+  const unsigned* delay;
+  unsigned rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t workers) const {
+    unsigned sum = 0;
+    for (unsigned r = 0; r < rounds; ++r) sum += platform::atomic_load(delay);  // *delay is 0
+    for (std::size_t i = w; i < n; i += workers) data[i] = static_cast<std::uint32_t>(i) + 1 + sum;
+  }
+};
+
+struct CountStale {
+  const std::uint32_t* data;
+  std::uint32_t* stale;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (data[i] != static_cast<std::uint32_t>(i) + 1) platform::atomic_fetch_add(stale, 1u);
+  }
+};
+
+// parallel_for_early may start while the kernel ahead of it runs, but must
+// see every write of that kernel: no entry may be read before it is written.
+TEST(Executor, EarlyLaunchSeesTheWritesOfTheKernelBefore) {
+  const std::size_t n = platform::kCudaBuild ? (std::size_t{1} << 20) : 4096;
+  const unsigned rounds = platform::kCudaBuild ? 2000 : 10;
+  platform::Buffer<std::uint32_t> data(n);
+  platform::Buffer<unsigned> delay(1);
+  platform::Buffer<std::uint32_t> stale(1);
+  delay.zero();
+  for (int round = 0; round < 5; ++round) {
+    data.zero();
+    stale.zero();
+    platform::parallel_workers_up_to(n, SlowWrite{data.data(), n, delay.data(), rounds});
+    platform::parallel_for_early(n, CountStale{data.data(), stale.data()});
+    EXPECT_EQ(stale.to_vector()[0], 0u) << "round " << round << ": entries read before the kernel ahead wrote them";
+  }
+}
+
 struct RecordWorker {
   std::uint32_t* seen;
   std::uint64_t* count_seen;

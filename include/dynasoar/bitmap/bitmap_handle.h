@@ -17,6 +17,37 @@
 
 namespace dynasoar {
 
+/// A count for BitmapHandle::enumerate that needs no memset before each
+/// call: two device counters used in turn. An enumeration counts into the
+/// one that is zero and, in its last kernel, zeroes the other (the previous
+/// count, which every kernel queued before it has read by then), so the
+/// invariant "the unused counter is 0" holds between calls. For callers
+/// that enumerate again and again, as every parallel_do does: the memset it
+/// saves is a dependent operation of its own on the stream, a few
+/// microseconds. Movable; one enumeration at a time, queued in stream order
+/// after every reader of the previous count.
+class AlternatingCount {
+ public:
+  /// No counters yet (a placeholder to assign to).
+  AlternatingCount() = default;
+  /// Two zeroed counters (asynchronous on `s`).
+  explicit AlternatingCount(platform::Stream s) : slots_(2) { slots_.zero(s); }
+  /// The number of entries the last enumeration wrote (device memory; 0
+  /// before the first). Changes with every enumeration: take it after.
+  bit_index* get() const { return slots_.data() + current_; }
+  /// The value *get() holds, copied to the host. Waits for `s`.
+  bit_index read(platform::Stream s = {}) const {
+    bit_index n = 0;
+    slots_.copy_to_host(&n, 1, current_, s);
+    return n;
+  }
+
+ private:
+  friend class BitmapHandle;
+  platform::Buffer<bit_index> slots_;
+  unsigned current_ = 0;
+};
+
 /// The owning host object of a hierarchical bitmap (Sec. 4.1): it holds the
 /// containers and scratch space and runs the bulk operations; kernels use device().
 class BitmapHandle {
@@ -97,45 +128,22 @@ class BitmapHandle {
   /// microseconds, while reading 2^20 containers costs about as much, so the
   /// small upper levels are not worth a step of their own: with the default
   /// limit a bitmap of up to 2^26 bits is one launch and any larger one two.
-  /// One memset precedes them; each step zeroes the next step's counter.
-  /// `visit(index)` (a trivially copyable functor, host and device) runs
-  /// once for every index written, in the last step's kernel, by the
-  /// thread that writes it: per-index work that would otherwise be a kernel
-  /// of its own over the list.
-  template <class Visit = detail::NoVisit>
-  void enumerate(bit_index* out, bit_index* out_count, Stream s = {}, Visit visit = {}) const {
-    int first = 0;
-    while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
-    bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
-#if DYNASOAR_CUDA
-    DYNASOAR_CUDA_CHECK(cudaMemsetAsync(first_count, 0, sizeof(bit_index), s.handle));
-#else
-    *first_count = 0;
-#endif
-    const bit_index* selected = nullptr;
-    const bit_index* selected_count = nullptr;
-    for (int l = first; l >= 0; --l) {
-      const bool last = l == 0;
-      bit_index* dst = last ? out : scratch_.data() + ((first - l) % 2) * (scratch_.size() / 2);
-      bit_index* dst_count = last ? out_count : counters_.data() + l;
-      bit_index* next_count = l == 0 ? nullptr : l == 1 ? out_count : counters_.data() + (l - 1);
-      const auto step_with = [&](auto each) {
-        return detail::EnumerateLevel<decltype(each)>{ref_.level_data(l),
-                                                      selected,
-                                                      selected_count,
-                                                      selected == nullptr ? ref_.level_words(l) : 0,
-                                                      dst,
-                                                      dst_count,
-                                                      next_count,
-                                                      each};
-      };
-      if (last)
-        platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step_with(visit), s);
-      else
-        platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step_with(detail::NoVisit{}), s);
-      selected = dst;
-      selected_count = dst_count;
-    }
+  /// One memset precedes them (none with an AlternatingCount, below, where
+  /// the bitmap takes one step); each step zeroes the next step's counter.
+  void enumerate(bit_index* out, bit_index* out_count, Stream s = {}) const {
+    enumerate_steps(out, out_count, /*count_is_zero=*/false, nullptr, s);
+  }
+
+  /// enumerate(out, count.get(), s) without the memset where the
+  /// bitmap takes one step (up to flat_scan_limit() containers): the count
+  /// goes to the counter of `count` that is zero, and the last step zeroes
+  /// the other one (AlternatingCount). Read the result through count.get()
+  /// after this call.
+  void enumerate(bit_index* out, AlternatingCount& count, Stream s = {}) const {
+    bit_index* const previous = count.slots_.data() + count.current_;
+    bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
+    enumerate_steps(out, next, /*count_is_zero=*/true, previous, s);
+    count.current_ ^= 1u;
   }
 
   /// Default of flat_scan_limit(): 2^20 containers (8 MiB).
@@ -204,6 +212,41 @@ class BitmapHandle {
   }
 
  private:
+  // The steps of enumerate. `count_is_zero`: *out_count is known to be 0,
+  // so a bitmap of one step needs no memset. `zero_last`: a counter that
+  // worker 0 of the last step zeroes (AlternatingCount's other counter).
+  void enumerate_steps(bit_index* out, bit_index* out_count, bool count_is_zero, bit_index* zero_last,
+                       Stream s) const {
+    int first = 0;
+    while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
+    bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
+    if (!(first == 0 && count_is_zero)) {
+#if DYNASOAR_CUDA
+      DYNASOAR_CUDA_CHECK(cudaMemsetAsync(first_count, 0, sizeof(bit_index), s.handle));
+#else
+      *first_count = 0;
+#endif
+    }
+    const bit_index* selected = nullptr;
+    const bit_index* selected_count = nullptr;
+    for (int l = first; l >= 0; --l) {
+      const bool last = l == 0;
+      bit_index* dst = last ? out : scratch_.data() + ((first - l) % 2) * (scratch_.size() / 2);
+      bit_index* dst_count = last ? out_count : counters_.data() + l;
+      bit_index* next_count = l == 0 ? zero_last : l == 1 ? out_count : counters_.data() + (l - 1);
+      const detail::EnumerateLevel step{ref_.level_data(l),
+                                        selected,
+                                        selected_count,
+                                        selected == nullptr ? ref_.level_words(l) : 0,
+                                        dst,
+                                        dst_count,
+                                        next_count};
+      platform::parallel_workers_up_to(workers_for(ref_.level_words(l)), step, s);
+      selected = dst;
+      selected_count = dst_count;
+    }
+  }
+
   // One lane per container, no more workers than can run at once.
   std::size_t workers_for(std::size_t containers) const {
     const std::size_t lanes = platform::kCudaBuild ? 32 : 1;

@@ -17,17 +17,32 @@
 
 namespace dynasoar::soa::detail {
 
-/// The snapshot of one block (paper Sec. 3.1): copies its allocation
-/// bitmap to its iteration bitmap, so that a do-all skips objects created
-/// during it. Run by the block enumeration for every block it lists
-/// (BitmapHandle::enumerate's visitor), before any do-all kernel.
-struct SnapshotBlock {
+/// The snapshot (paper Sec. 3.1): copies the allocation bitmaps of the
+/// listed blocks to their iteration bitmaps, so that a do-all skips objects
+/// created during it. Worker w of `workers` takes list entries w, w +
+/// workers, ...; launched with parallel_for over the workers, after the
+/// enumeration and before any do-all kernel. A kernel of its own, one
+/// thread per block: taken by the enumeration's threads (one lane per
+/// bitmap container, so up to 64 blocks each, one after another) it made
+/// the do-all over 2^20 objects 1.6x slower
+/// (bench/results/2026-11-25-h100-launches/).
+struct SnapshotBlocks {
   /// The heap (device memory) whose block headers get their snapshot.
   HeapState* state;
+  /// The class's block list, as the enumeration wrote it.
+  const bit_index* blocks;
+  /// Number of entries of `blocks` (device memory, read when the kernel runs).
+  const bit_index* count;
   /// Type id of the class whose live slots are copied.
   unsigned type;
-  /// Takes the snapshot of block b. Host and device.
-  DYNASOAR_HD void operator()(bit_index b) const { state->header(b)->iteration = state->live_slots(b, type); }
+  /// Threads of the launch: the stride over the list.
+  std::size_t workers;
+  /// Worker w's share of the list. Host and device.
+  DYNASOAR_HD void operator()(std::size_t w) const {
+    const bit_index n = *count;
+    for (std::size_t k = w; k < n; k += workers)
+      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
+  }
 };
 
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of

@@ -13,6 +13,9 @@
 //                             the host each worker is an OS thread of its own.
 // - parallel_workers_up_to(w, f): the same with min(w, max_workers<F>()) workers, for loops
 //                             that stride over their work and want concurrency, not a count.
+// - parallel_for_early(n, f): parallel_for whose thread blocks may be scheduled while the
+//                             kernel ahead of it finishes (Hopper's programmatic dependent
+//                             launch); same results, one launch latency less.
 //
 // In a CUDA build both are asynchronous on the given stream; in a host build
 // they return when the loop is done, and an exception thrown by `f` reaches
@@ -79,6 +82,29 @@ void host_for(std::size_t n, std::size_t grain, const F& f) {
   });
 }
 
+/// In a kernel that parallel_for_early launched: waits until the kernel
+/// ahead of it on the stream has completed and its memory writes are
+/// visible (programmatic dependent launch; PTX griddepcontrol.wait). Returns
+/// at once in any other kernel, on devices before compute capability 9.0
+/// and in host code.
+DYNASOAR_HD DYNASOAR_FORCEINLINE void wait_for_earlier_kernels() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// In a kernel: lets a kernel queued after it with parallel_for_early be
+/// scheduled now rather than at this kernel's end, once every thread block
+/// of this grid has called it or finished (PTX
+/// griddepcontrol.launch_dependents). A hint: it changes no result, since
+/// that kernel waits for this one before it reads anything. No-op where
+/// unsupported and in host code.
+DYNASOAR_HD DYNASOAR_FORCEINLINE void allow_early_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 namespace detail {
 
 // Thread blocks of kBlockThreads that hold `threads` threads, at least one.
@@ -87,16 +113,34 @@ constexpr std::size_t whole_blocks(std::size_t threads) {
 }
 
 #if DYNASOAR_CUDA
-template <unsigned kThreads, class F>
-__global__ void __launch_bounds__(kThreads) parallel_for_kernel(std::size_t n, F f) {
+template <class F>
+__device__ DYNASOAR_FORCEINLINE void parallel_for_loop(std::size_t n, const F& f) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
     f(i);
 }
 
+template <unsigned kThreads, class F>
+__global__ void __launch_bounds__(kThreads) parallel_for_kernel(std::size_t n, F f) {
+  parallel_for_loop(n, f);
+}
+
+// The same loop for a launch that may start before the kernel ahead of it
+// on the stream has finished (parallel_for_early): every thread first waits
+// until that kernel has completed and its writes are visible. It lets the
+// next such launch be scheduled early in turn, so a chain of them overlaps
+// each launch with the end of the kernel before.
+template <unsigned kThreads, class F>
+__global__ void __launch_bounds__(kThreads) parallel_for_early_kernel(std::size_t n, F f) {
+  allow_early_launch();
+  wait_for_earlier_kernels();
+  parallel_for_loop(n, f);
+}
+
 template <class F>
 __global__ void __launch_bounds__(kBlockThreads) parallel_workers_kernel(F f) {
+  allow_early_launch();
   f(static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x,
     static_cast<std::size_t>(gridDim.x) * blockDim.x);
 }
@@ -149,6 +193,18 @@ inline DeviceShape device_shape(int device) {
   return {static_cast<unsigned>(packed >> 32), static_cast<unsigned>(packed)};
 }
 inline DeviceShape device_shape() { return device_shape(current_device()); }
+
+/// True if the current device can start a kernel before the one ahead of it
+/// on the stream has finished (programmatic dependent launch, compute
+/// capability 9.0 and later); cached per device.
+inline bool early_launch_supported() {
+  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // major version + 1
+  const int device = current_device();
+  const std::uint64_t major_plus_one = per_device(cache, device, [device] {
+    return static_cast<std::uint64_t>(device_attribute(device, cudaDevAttrComputeCapabilityMajor)) + 1;
+  });
+  return major_plus_one - 1 >= 9;
+}
 }  // namespace detail
 #endif
 
@@ -213,6 +269,45 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   // few instructions each (bitmap words, registry entries).
   constexpr std::size_t kMinPerThread = 1 << 14;
   host_for(n, kMinPerThread, f);
+#endif
+}
+
+/// parallel_for(n, f, s), launched so that its thread blocks may be
+/// scheduled while the kernel ahead of it on `s` is still finishing: every
+/// thread waits in hardware (wait_for_earlier_kernels) until that kernel has
+/// completed and its memory writes are visible, then runs the loop. What it
+/// saves is the launch latency of a dependent kernel, a few microseconds,
+/// where the kernel ahead has allowed it (allow_early_launch: the
+/// executor's parallel_workers kernels and parallel_for_early's own do, at
+/// their start). The effects are those of parallel_for: the loop sees
+/// everything queued before it, since the kernel ahead completes only after
+/// everything before it (its own wait, if it was launched early too).
+/// Forward progress: the blocks of this grid are scheduled only once every
+/// block of the kernel ahead is running or done, so a block waiting here
+/// never holds a place that one of that kernel's blocks still needs. On
+/// devices before compute capability 9.0, and in host builds, this is
+/// parallel_for.
+template <unsigned kThreads = kBlockThreads, class F>
+void parallel_for_early(std::size_t n, const F& f, Stream s = {}) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
+#if DYNASOAR_CUDA
+  if (n == 0) return;
+  if (!detail::early_launch_supported()) return parallel_for<kThreads>(n, f, s);
+  const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
+  const std::size_t max_blocks = concurrent_threads() / kThreads;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1))));
+  config.blockDim = dim3(kThreads);
+  config.stream = s.handle;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  DYNASOAR_CUDA_CHECK(cudaLaunchKernelEx(&config, detail::parallel_for_early_kernel<kThreads, F>, n, f));
+  DYNASOAR_CHECK_LAUNCH();
+#else
+  parallel_for<kThreads>(n, f, s);
 #endif
 }
 

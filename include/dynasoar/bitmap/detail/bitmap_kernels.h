@@ -47,18 +47,14 @@ struct CountBits {
   }
 };
 
-/// The default per-entry work of EnumerateLevel: none.
-struct NoVisit {
-  DYNASOAR_HD void operator()(bit_index) const {}
-};
-
 /// One step of the hierarchical enumeration (paper Alg. 5): for each selected
 /// container of one level, append the positions of its set bits to `out` and
 /// count them in *out_count. The containers are either the first `all`
 /// containers of the level (`selected == nullptr`) or the list `selected`
 /// with *selected_count entries, which the step of the level above wrote.
-/// Worker 0 also zeroes *next_count (if given), the counter of the step that
-/// runs after this one, which saves a memset launch.
+/// Worker 0 also zeroes *next_count (if given): the counter of the step that
+/// runs after this one, or in the last step the caller's other counter
+/// (AlternatingCount); each saves a memset launch.
 ///
 /// Work is split by warps, each taking one container per lane. A warp-wide
 /// prefix sum of the lanes' bit counts gives each container its output
@@ -72,12 +68,9 @@ struct NoVisit {
 ///   lanes' prefix sums (5 shuffles) and the bit by a rank-select in the
 ///   container. This costs per entry written, not per container, so a 10 %
 ///   full bitmap no longer spends 32 shuffle rounds on 6 entries each.
-/// Output order across warps is not defined. `visit(index)` runs once for
-/// every entry written, by the thread that writes it (the last level's
-/// caller passes its per-entry work here, which saves it a kernel).
+/// Output order across warps is not defined.
 ///
 /// Every lane of a warp must call this (warp-uniform loop).
-template <class Visit = NoVisit>
 struct EnumerateLevel {
   const Bitmap::word* words;
   const bit_index* selected;
@@ -86,7 +79,6 @@ struct EnumerateLevel {
   bit_index* out;
   bit_index* out_count;
   bit_index* next_count;
-  Visit visit;
 
   DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
     namespace warp = platform::warp;
@@ -123,11 +115,9 @@ struct EnumerateLevel {
           const std::uint64_t first =
               static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * Bitmap::kWordBits;
           for (unsigned b = lane; b < Bitmap::kWordBits; b += lanes) {
-            if ((cw >> b) & 1u) {
-              const auto index = static_cast<bit_index>(first + b);
-              out[start + platform::popc(cw & platform::low_bits(b))] = index;
-              visit(index);
-            }
+            if ((cw >> b) & 1u)
+              out[start + platform::popc(cw & platform::low_bits(b))] =
+                  static_cast<bit_index>(first + b);
           }
         }
       } else {
@@ -142,13 +132,10 @@ struct EnumerateLevel {
           const Bitmap::word sw = warp::shfl(everyone, w, src);
           const bit_index rank = j - warp::shfl(everyone, exclusive, src);
           const bit_index sc = warp::shfl(everyone, container, src);
-          if (j < warp_total) {
-            const auto index = static_cast<bit_index>(
+          if (j < warp_total)
+            out[warp_start + j] = static_cast<bit_index>(
                 static_cast<std::uint64_t>(sc) * Bitmap::kWordBits +
                 static_cast<unsigned>(platform::nth_set_bit(sw, static_cast<int>(rank))));
-            out[warp_start + j] = index;
-            visit(index);
-          }
         }
       }
     }
