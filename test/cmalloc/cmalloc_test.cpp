@@ -892,6 +892,10 @@ struct LargeScript {
     out[0] = at(run);
     if (run != nullptr) fill_user_data(at(run), 11 * kPageBytes - 104, 0xA11);
     out[1] = at(a.malloc(pool + 1));
+    std::int32_t full = 0;  // the run's pages count as full in their regions
+    for (std::uint32_t r = 0; r < a.page_count / a.region_pages; ++r)
+      full += platform::atomic_load(&a.region_full[r]);
+    out[7] = static_cast<std::uint64_t>(full);
     void* small = a.malloc(16);
     out[2] = at(small);
     if (small != nullptr) fill_user_data(at(small), 16, 0x5A);
@@ -903,6 +907,10 @@ struct LargeScript {
     void* all = a.malloc(pool);
     out[6] = at(all);
     a.free(all);
+    full = 0;
+    for (std::uint32_t r = 0; r < a.page_count / a.region_pages; ++r)
+      full += platform::atomic_load(&a.region_full[r]);
+    out[8] = static_cast<std::uint64_t>(full);
   }
 };
 
@@ -912,7 +920,7 @@ struct LargeScript {
 TEST(CMallocScatter, RequestLargerThanAPageTakesARunOfPages) {
   constexpr std::uint32_t kPages = 64;
   PoolHandle<ScatterAlloc> pool(std::uint64_t{kPages} * kPageBytes);
-  Buffer<std::uint64_t> out(7);
+  Buffer<std::uint64_t> out(9);
   platform::parallel_for(1, LargeScript{pool.device(), out.data()});
   platform::synchronize();
   const std::vector<std::uint64_t> r = out.to_vector();
@@ -924,6 +932,8 @@ TEST(CMallocScatter, RequestLargerThanAPageTakesARunOfPages) {
   EXPECT_EQ(r[4], 1u) << "the run's bytes were overwritten";
   EXPECT_EQ(r[5], 1u) << "the chunk's bytes were overwritten";
   EXPECT_EQ(r[6], pool.begin()) << "the emptied pool is one run again";
+  EXPECT_EQ(r[7], 11u) << "the run's pages count as full in their regions";
+  EXPECT_EQ(r[8], 0u) << "and no longer once it is freed";
   EXPECT_THROW(pool.check_errors(), OutOfMemory);
   const std::vector<unsigned long long> a = audit(pool);
   expect_consistent(a);

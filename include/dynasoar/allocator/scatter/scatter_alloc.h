@@ -34,7 +34,8 @@
 //  - Region and super block counters are hints: a last pass over every page
 //    ignores them, so a counter that is off never hides free memory.
 //  - Runs of pages for large requests come from the top of the same super
-//    blocks, not from super blocks kept for them.
+//    blocks, not from super blocks kept for them; their pages count as full
+//    in the fill levels.
 //  - free() checks its pointer: outside the pool, not the start of a chunk,
 //    on an unsplit page, or a chunk whose bit is already clear raises
 //    kPoolBadFree and changes nothing.
@@ -528,7 +529,10 @@ struct ScatterAlloc {
             break;
           --q;
         }
-        if (q == base) return chunk_address(base, 0, 0);
+        if (q == base) {
+          count_full(base, need, 1);
+          return chunk_address(base, 0, 0);
+        }
         for (std::uint32_t r = q; r < base + need; ++r)
           platform::atomic_store(&pages[r].chunk, 0u, platform::release);
         start = std::int64_t{q - 1} - need;  // page q - 1 is taken: the next run lies below it
@@ -544,8 +548,31 @@ struct ScatterAlloc {
     if (!platform::atomic_compare_exchange(&pages[q].chunk, expected, 0u, platform::acq_rel))
       return bad_free();
     const std::uint32_t need = head & ~kRunHead;
+    count_full(q, need, -1);
     for (std::uint32_t r = q + 1; r < q + need; ++r)
       platform::atomic_store(&pages[r].chunk, 0u, platform::release);
+  }
+
+  /// The pages of a run count as full in their regions and super blocks, so
+  /// that small requests skip regions that runs fill (Sec. 5.4). One add per
+  /// region and super block the run touches; exact, since only the run's
+  /// owner counts its pages.
+  DYNASOAR_HD void count_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
+    const std::uint32_t end = first + n;
+    for (std::uint32_t at = first; at < end;) {
+      const std::uint32_t stop = (at / region_pages + 1) * region_pages;
+      const std::uint32_t k = (stop < end ? stop : end) - at;
+      platform::atomic_fetch_add(&region_full[at / region_pages],
+                                 sign * static_cast<std::int32_t>(k));
+      at += k;
+    }
+    for (std::uint32_t at = first; at < end;) {
+      const std::uint32_t stop = (at / super_pages + 1) * super_pages;
+      const std::uint32_t k = (stop < end ? stop : end) - at;
+      platform::atomic_fetch_add(&super_full[at / super_pages],
+                                 sign * static_cast<std::int32_t>(k));
+      at += k;
+    }
   }
 
   /// Sec. 5.4: a free in a super block that is not the active one makes it
