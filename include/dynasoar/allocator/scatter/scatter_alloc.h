@@ -31,8 +31,8 @@
 //    page may have emptied, been reset and split for another size between
 //    the first read and the reservation (the paper's pseudo code would then
 //    set a bit that means another chunk). The reservation pins the size.
-//  - Region and super block counters are hints: a last pass over every page
-//    ignores them, so a counter that is off never hides free memory.
+//  - Region and super block counters are hints: later passes over every page
+//    ignore them, so a counter that is off never hides free memory.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -320,16 +320,17 @@ struct ScatterAlloc {
   /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
   /// blocks and regions that are 90% full. If it finds nothing, a second pass
   /// (not in the paper) visits every page, so that counters that lag (or
-  /// drift, see release) never hide a free chunk, and accepts any chunk size
-  /// from the request up to a page. Bounded: at most two visits of every page.
+  /// drift, see release) never hide a free chunk, and a third accepts any
+  /// chunk size from the request up to a page. Bounded: at most three visits
+  /// of every page.
   DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
     const std::uint32_t start = platform::atomic_load(active) % super_blocks;
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
-    for (int pass = 0; pass < 2; ++pass) {
+    for (int pass = 0; pass < 3; ++pass) {
       // The last pass also takes chunks more than max_frag times the request:
       // a pool with no page of a fitting size serves it rather than fail.
       const std::uint32_t smax =
-          pass == 1 || size * max_frag > kPageBytes ? kPageBytes : size * max_frag;
+          pass == 2 || size * max_frag > kPageBytes ? kPageBytes : size * max_frag;
       for (std::uint32_t k = 0; k < super_blocks; ++k) {
         const std::uint32_t s = (start + k) % super_blocks;
         if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
@@ -431,7 +432,7 @@ struct ScatterAlloc {
   /// The counters of full pages are hints: a full page whose count is pushed
   /// above its chunks by reservations that fail (and give back) may be freed
   /// without the region's counter going down, so it may drift. find()'s
-  /// last pass ignores them.
+  /// later passes ignore them.
   DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n, std::uint32_t c) const {
     PageUsage& page = pages[q];
     const std::uint32_t old = platform::atomic_fetch_sub(&page.count, n, platform::acq_rel);
