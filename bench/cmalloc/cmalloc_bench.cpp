@@ -3,8 +3,9 @@
 //
 // 1. survey: one million allocations per launch, freed by a second launch
 //    (where the allocator can free): 16-byte requests one per thread,
-//    16-byte requests one per warp (lane 0 of 2^25 threads), and 1 KiB
-//    requests one per thread. Pool of 4 GiB for every allocator.
+//    16-byte requests one per warp (lane 0 of 2^25 threads), 1 KiB
+//    requests one per thread and one per warp (the survey of the field's
+//    allocators has these four cases). Pool of 4 GiB for every allocator.
 // 2. generic: the tests of Sec. 6 with the settings of Table 2, the block
 //    count scaled to the GPU (one block of 256 threads per multiprocessor;
 //    lane 0 of each warp allocates): [AD] allocate then free, payload 16 B to
@@ -41,9 +42,11 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/backend.h"
 #include "bench/support/gpu_bench.h"
 
 namespace {
@@ -266,7 +269,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
     bool per_warp;
   };
   for (const Case c : {Case{"16B_per_thread", 16, false}, Case{"16B_per_warp", 16, true},
-                       Case{"1KiB_per_thread", 1024, false}}) {
+                       Case{"1KiB_per_thread", 1024, false}, Case{"1KiB_per_warp", 1024, true}}) {
     PoolHandle<Alloc> pool(kPool, v.options);
     const std::size_t threads = c.per_warp ? n * 32 : n;
     failed.zero();
@@ -438,6 +441,14 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
     for (const unsigned mib : o.fill_mib) fill<Alloc>(csv, mib);
 }
 
+// Every raw allocator of dynasoar/backend_list.h, by kName.
+std::vector<std::string> raw_allocator_names() {
+  std::vector<std::string> names;
+  dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{},
+                                 [&](auto a) { names.push_back(decltype(a)::type::kName); });
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -445,8 +456,7 @@ int main(int argc, char** argv) {
   dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers", "fill"}, {}};
   dynasoar::bench::Selection allocators{
       "--allocator",
-      {"CudaMalloc", "AtomicMalloc", "AWMalloc", "CMalloc", "CFMalloc", "CMMalloc", "CFMMalloc",
-       "ScatterAlloc"},
+      raw_allocator_names(),
       {}};
   dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
   dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64"}, {}};
@@ -476,14 +486,12 @@ int main(int argc, char** argv) {
                              "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
     // CUDA's device heap is sized once, before its first allocating kernel:
     // it goes first, with the largest pool.
+    // CUDA malloc first: its device heap is sized before any other kernel runs.
     run_all<CudaMalloc>(csv, o, only, allocators);
-    run_all<AtomicMalloc>(csv, o, only, allocators);
-    run_all<AWMalloc>(csv, o, only, allocators);
-    run_all<CFMMalloc>(csv, o, only, allocators);
-    run_all<CMMalloc>(csv, o, only, allocators);
-    run_all<CFMalloc>(csv, o, only, allocators);
-    run_all<CMalloc>(csv, o, only, allocators);
-    run_all<dynasoar::scatter::ScatterAlloc>(csv, o, only, allocators);
+    dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{}, [&](auto a) {
+      using Alloc = typename decltype(a)::type;
+      if constexpr (!std::is_same_v<Alloc, CudaMalloc>) run_all<Alloc>(csv, o, only, allocators);
+    });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cmalloc_bench: %s\n", e.what());
     return 1;

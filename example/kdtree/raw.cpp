@@ -33,13 +33,9 @@ namespace {
 
 // The raw allocator of the back end this program is built for. AtomicMalloc
 // never frees: paper 000's lower bound on the build time.
-template <class Backend>
-concept RawBackend = requires { typename Backend::RawAllocator; } &&
-                     !std::is_same_v<Backend, backend::AWMalloc>;  // it would hand out live nodes' memory
-static_assert(RawBackend<backend::Selected>,
-              "the raw k-d tree build needs a raw allocator that frees or never reuses: build it with "
-              "DYNASOAR_BACKEND cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc, cuda_malloc or "
-              "scatter_alloc");
+static_assert(backend::KeepingRawBackend<backend::Selected>,
+              "the raw k-d tree build needs a raw allocator whose memory stays valid until it is freed: "
+              "a back end marked `raw keeps` in dynasoar/backend_list.h");
 using Raw = backend::Selected::RawAllocator;
 
 struct RawNode {

@@ -8,36 +8,33 @@
 //   class Body : public AllocatorT::Base { ... };
 //   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);
 //
-// The back ends are listed once, in backend::All; a program is built for the
-// one whose name the macro DYNASOAR_BACKEND holds (CMake sets it; without it
-// the SOA heap):
-//   dynasoar      the SOA object heap (the default)
-//   cmalloc, cfmalloc, cmmalloc, cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc,
-//   scatter_alloc
-//                 a raw allocator of allocator/ with objects in plain struct
-//                 layout and the generic object registry
+// The back ends are listed once, in DYNASOAR_BACKEND_LIST
+// (dynasoar/backend_list.h), which gives backend::All; a program is built for
+// the one whose build name the macro DYNASOAR_BACKEND holds (CMake sets it;
+// without it the SOA heap, `dynasoar`).
 #pragma once
 
 #include <cstddef>
+#include <string_view>
+#include <type_traits>
 
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
-#include "dynasoar/allocator/cmalloc/circular_malloc.h"
-#include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
-#include "dynasoar/allocator/scatter/scatter_alloc.h"
-#include "dynasoar/model/type_list.h"
-#include "dynasoar/soa_allocator_handle.h"
+#include "dynasoar/backend_list.h"
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/byte_allocator_handle.h"
+#include "dynasoar/model/type_list.h"
 #include "dynasoar/soa_allocator.h"
+#include "dynasoar/soa_allocator_handle.h"
 
 namespace dynasoar::backend {
 
-/// The SOA object heap (DynaSOAr).
-struct Dynasoar {
+/// The SOA object heap (DynaSOAr): backend::Dynasoar.
+struct DynasoarHeap {
   /// Name of the back end in messages and reports.
   static constexpr const char* kName = "dynasoar";
   /// Name of the back end in CMake's DYNASOAR_BACKEND.
   static constexpr const char* kBackend = "dynasoar";
+  /// True: objects can be destroyed (property `frees`).
+  static constexpr bool kFrees = true;
   /// The allocator of this back end for the classes Ts.
   template <class... Ts>
   using Allocator = SoaAllocator<Ts...>;
@@ -51,6 +48,17 @@ struct Bytes {
   static constexpr const char* kName = Raw::kName;
   /// Name of the back end in CMake's DYNASOAR_BACKEND.
   static constexpr const char* kBackend = Raw::kBackend;
+  /// Whether objects can be destroyed (property `frees`): the allocator frees.
+  static constexpr bool kFrees = Raw::kCanFree;
+  /// Whether memory stays valid until it is freed (property `keeps`); false
+  /// for an allocator that hands out memory still in use (AWMalloc wraps
+  /// around its pool).
+  static constexpr bool kKeepsMemory = [] {
+    if constexpr (requires { Raw::kReusesLiveMemory; })
+      return !Raw::kReusesLiveMemory;
+    else
+      return true;
+  }();
   /// The raw allocator, for programs that use it directly (the raw k-d tree).
   using RawAllocator = Raw;
   /// The allocator of this back end for the classes Ts.
@@ -58,20 +66,92 @@ struct Bytes {
   using Allocator = ByteAllocator<Raw, Ts...>;
 };
 
-using AtomicMalloc = Bytes<cmalloc::AtomicMalloc>;
-using AWMalloc = Bytes<cmalloc::AWMalloc>;
-using CMalloc = Bytes<cmalloc::CMalloc>;
-using CFMalloc = Bytes<cmalloc::CFMalloc>;
-using CMMalloc = Bytes<cmalloc::CMMalloc>;
-using CFMMalloc = Bytes<cmalloc::CFMMalloc>;
-using CudaMalloc = Bytes<cmalloc::CudaMalloc>;
-using ScatterAlloc = Bytes<scatter::ScatterAlloc>;
+/// A back end of a raw byte allocator (property `raw`).
+template <class B>
+concept RawBackend = requires { typename B::RawAllocator; };
 
-/// Every back end, once. Tests, benchmarks and the back-end switch iterate
-/// over this list; CMake's DYNASOAR_BACKENDS holds the same names, in the
-/// same order (a test compares them).
-using All = model::TypeList<Dynasoar, CMalloc, CFMalloc, CMMalloc, CFMMalloc, AtomicMalloc,
-                            AWMalloc, CudaMalloc, ScatterAlloc>;
+/// A raw back end whose memory stays valid until it is freed (property `keeps`).
+template <class B>
+concept KeepingRawBackend = RawBackend<B> && B::kKeepsMemory;
+
+// backend::<name> for every line of the list.
+#define DYNASOAR_DETAIL_ALIAS(build_name, name, type, properties) using name = type;
+DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_ALIAS)
+#undef DYNASOAR_DETAIL_ALIAS
+
+namespace detail {
+template <class List>
+struct DropFirst;
+template <class T, class... Ts>
+struct DropFirst<model::TypeList<T, Ts...>> {
+  using type = model::TypeList<Ts...>;
+};
+
+/// Whether `word` stands in the space-separated `words`.
+constexpr bool has_word(std::string_view words, std::string_view word) {
+  while (!words.empty()) {
+    const std::size_t end = words.find(' ');
+    if (words.substr(0, end) == word) return true;
+    if (end == std::string_view::npos) return false;
+    words.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+/// The properties of a line of DYNASOAR_BACKEND_LIST, against the back end's code.
+template <class B>
+constexpr bool properties_match(std::string_view properties) {
+  return has_word(properties, "frees") == B::kFrees && has_word(properties, "raw") == RawBackend<B> &&
+         has_word(properties, "keeps") == KeepingRawBackend<B>;
+}
+}  // namespace detail
+
+/// Every back end, once, in the order of DYNASOAR_BACKEND_LIST. Tests,
+/// benchmarks and the back-end switch iterate over this list; CMake reads
+/// the same lines (a test compares the lists).
+#define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties) , name
+using All = typename detail::DropFirst<model::TypeList<void DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_AFTER_COMMA)>>::type;
+#undef DYNASOAR_DETAIL_AFTER_COMMA
+
+namespace detail {
+template <class B>
+struct RawOf {
+  using type = model::TypeList<>;
+};
+template <RawBackend B>
+struct RawOf<B> {
+  using type = model::TypeList<typename B::RawAllocator>;
+};
+template <class... Lists>
+struct Join {
+  using type = model::TypeList<>;
+};
+template <class L, class... Ls>
+struct Join<L, Ls...> {
+  using type = model::Concat<L, typename Join<Ls...>::type>;
+};
+template <class List>
+struct RawAllocatorsOf;
+template <class... Bs>
+struct RawAllocatorsOf<model::TypeList<Bs...>> {
+  using type = typename Join<typename RawOf<Bs>::type...>::type;
+};
+}  // namespace detail
+
+/// The raw allocators of the raw back ends of All (property `raw`), in its
+/// order: the raw conformance suite and the raw benchmark run on these.
+using RawAllocators = typename detail::RawAllocatorsOf<All>::type;
+
+// Each line's build name is its allocator's kBackend, and its properties
+// are what the code does.
+#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties)                                     \
+  static_assert(std::string_view(name::kBackend) == #build_name,                                      \
+                "dynasoar/backend_list.h: " #build_name " is not the kBackend of " #type);            \
+  static_assert(detail::properties_match<name>(#properties),                                          \
+                "dynasoar/backend_list.h: the properties of " #build_name " (" #properties           \
+                ") are not what its code says (kFrees, RawAllocator, kKeepsMemory)");
+DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_CHECK)
+#undef DYNASOAR_DETAIL_CHECK
 
 namespace detail {
 constexpr bool same_name(const char* a, const char* b) {
@@ -102,10 +182,11 @@ constexpr std::size_t index_of(const char* name) { return detail::index_of_name(
 inline constexpr const char* kSelectedName = DYNASOAR_DETAIL_STRING(DYNASOAR_BACKEND);
 #undef DYNASOAR_DETAIL_STRING
 #undef DYNASOAR_DETAIL_NAME
-static_assert(
-    index_of(kSelectedName) != model::kNotFound,
-    "DYNASOAR_BACKEND names no back end: use dynasoar, cmalloc, cfmalloc, cmmalloc, "
-    "cfmmalloc, atomic_malloc, aw_malloc, cuda_malloc or scatter_alloc (dynasoar::backend::All)");
+#define DYNASOAR_DETAIL_QUOTED(build_name, name, type, properties) " " #build_name
+static_assert(index_of(kSelectedName) != model::kNotFound,
+              "DYNASOAR_BACKEND names no back end; the back ends (dynasoar/backend_list.h):" DYNASOAR_BACKEND_LIST(
+                  DYNASOAR_DETAIL_QUOTED));
+#undef DYNASOAR_DETAIL_QUOTED
 
 /// The back end this program is built for.
 using Selected = model::At<All, index_of(kSelectedName)>;

@@ -216,19 +216,32 @@ class BackendConformance : public ::testing::Test {
 
 TYPED_TEST_SUITE(BackendConformance, dynasoar::test::AllBackends, dynasoar::test::BackendNames);
 
-// CMake's DYNASOAR_BACKENDS (which programs a build makes) and backend::All
-// (which back ends the code knows) name the same back ends in the same order.
+// CMake's lists of back ends (which programs a build makes), read from
+// dynasoar/backend_list.h, and backend::All (which back ends the code knows)
+// name the same back ends in the same order, and CMake's lists by property
+// hold the back ends whose code has it.
 #define DYNASOAR_TEST_NAMES(x) #x
 #define DYNASOAR_TEST_STRING(x) DYNASOAR_TEST_NAMES(x)
-TEST(BackendList, CMakeNamesTheBackEndsOfTheCode) {
-  std::string from_code;
+template <class Keep>
+std::string backends_where(Keep keep) {
+  std::string names;
   dynasoar::model::for_each_type(dynasoar::backend::All{}, [&](auto b) {
-    from_code += (from_code.empty() ? "" : ":") + std::string(decltype(b)::type::kBackend);
+    using B = typename decltype(b)::type;
+    if (keep(b)) names += (names.empty() ? "" : ":") + std::string(B::kBackend);
   });
-  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_BACKENDS)), from_code);
-  EXPECT_EQ(dynasoar::backend::index_of(DYNASOAR_TEST_STRING(DYNASOAR_BACKEND)),
-            dynasoar::backend::index_of(dynasoar::backend::Selected::kBackend));
-  EXPECT_EQ(dynasoar::backend::index_of("no_such_backend"), dynasoar::model::kNotFound);
+  return names;
+}
+TEST(BackendList, CMakeNamesTheBackEndsOfTheCode) {
+  namespace backend = dynasoar::backend;
+  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_BACKENDS)), backends_where([](auto) { return true; }));
+  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_FREEING_BACKENDS)),
+            backends_where([](auto b) { return decltype(b)::type::kFrees; }));
+  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_RAW_BACKENDS)),
+            backends_where([](auto b) { return backend::RawBackend<typename decltype(b)::type>; }));
+  EXPECT_EQ(std::string(DYNASOAR_TEST_STRING(DYNASOAR_CMAKE_KEEPING_RAW_BACKENDS)),
+            backends_where([](auto b) { return backend::KeepingRawBackend<typename decltype(b)::type>; }));
+  EXPECT_EQ(backend::index_of(DYNASOAR_TEST_STRING(DYNASOAR_BACKEND)), backend::index_of(backend::Selected::kBackend));
+  EXPECT_EQ(backend::index_of("no_such_backend"), dynasoar::model::kNotFound);
 }
 
 // parallel_new, parallel_do over a base class (both subclasses visited,

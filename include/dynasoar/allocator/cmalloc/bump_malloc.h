@@ -74,6 +74,9 @@ struct AWMalloc : BumpPool {
   static constexpr const char* kName = "AWMalloc";
   /// Name of the back end (CMake's DYNASOAR_BACKEND).
   static constexpr const char* kBackend = "aw_malloc";
+  /// True: once the offset wraps, malloc hands out memory that an earlier
+  /// allocation may still use (programs that keep memory cannot run on it).
+  static constexpr bool kReusesLiveMemory = true;
 
   /// 16-byte aligned memory for `n` bytes; nullptr only if n exceeds the pool.
   /// May return memory that an earlier allocation still uses (see above).

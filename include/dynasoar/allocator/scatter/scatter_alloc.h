@@ -560,20 +560,17 @@ struct ScatterAlloc {
   /// owner counts its pages.
   DYNASOAR_HD void count_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
     const std::uint32_t end = first + n;
-    for (std::uint32_t at = first; at < end;) {
-      const std::uint32_t stop = (at / region_pages + 1) * region_pages;
-      const std::uint32_t k = (stop < end ? stop : end) - at;
-      platform::atomic_fetch_add(&region_full[at / region_pages],
-                                 sign * static_cast<std::int32_t>(k));
-      at += k;
-    }
-    for (std::uint32_t at = first; at < end;) {
-      const std::uint32_t stop = (at / super_pages + 1) * super_pages;
-      const std::uint32_t k = (stop < end ? stop : end) - at;
-      platform::atomic_fetch_add(&super_full[at / super_pages],
-                                 sign * static_cast<std::int32_t>(k));
-      at += k;
-    }
+    // Adds to counts[g] the run's pages in group g of `group_pages` pages.
+    const auto count_per_group = [&](auto* counts, std::uint32_t group_pages) {
+      for (std::uint32_t at = first; at < end;) {
+        const std::uint32_t stop = (at / group_pages + 1) * group_pages;
+        const std::uint32_t k = (stop < end ? stop : end) - at;
+        platform::atomic_fetch_add(&counts[at / group_pages], sign * static_cast<std::int32_t>(k));
+        at += k;
+      }
+    };
+    count_per_group(region_full, region_pages);
+    count_per_group(super_full, super_pages);
   }
 
   /// Sec. 5.4: a free in a super block that is not the active one makes it
