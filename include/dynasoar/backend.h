@@ -29,15 +29,15 @@ namespace dynasoar::backend {
 
 /// The SOA object heap (DynaSOAr): backend::Dynasoar.
 struct DynasoarHeap {
-  /// Name of the back end in messages and reports.
-  static constexpr const char* kName = "dynasoar";
-  /// Name of the back end in CMake's DYNASOAR_BACKEND.
-  static constexpr const char* kBackend = "dynasoar";
-  /// True: objects can be destroyed (property `frees`).
-  static constexpr bool kFrees = true;
   /// The allocator of this back end for the classes Ts.
   template <class... Ts>
   using Allocator = SoaAllocator<Ts...>;
+  /// Name of the back end in messages and reports, and in CMake's DYNASOAR_BACKEND.
+  static constexpr const char* kName = "dynasoar";
+  /// Name of the back end in CMake's DYNASOAR_BACKEND.
+  static constexpr const char* kBackend = kName;
+  /// True: objects can be destroyed (property `frees`).
+  static constexpr bool kFrees = true;
 };
 
 /// Objects on a raw byte allocator Raw (malloc/free of 16-byte aligned
