@@ -18,6 +18,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "dynasoar/allocator/raw_allocator.h"
 #include "dynasoar/backend_list.h"
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/byte_allocator_handle.h"
@@ -44,6 +45,7 @@ struct DynasoarHeap {
 /// memory, with its host handle cmalloc::PoolHandle<Raw>).
 template <class Raw>
 struct Bytes {
+  static_assert(RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw_allocator.h)");
   /// Name of the back end in messages and reports: the raw allocator's name.
   static constexpr const char* kName = Raw::kName;
   /// Name of the back end in CMake's DYNASOAR_BACKEND.

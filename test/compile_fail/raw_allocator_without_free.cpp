@@ -1,0 +1,19 @@
+// expect: is no raw allocator
+//
+// A byte back end needs a raw allocator (dynasoar/allocator/raw_allocator.h):
+// one whose malloc has no free to go with it cannot be a back end, and the
+// back end says so rather than failing deep inside the object registry.
+#include <dynasoar/dynasoar.h>
+
+#include <cstdint>
+
+struct MallocOnly {
+  static constexpr const char* kName = "MallocOnly";
+  static constexpr const char* kBackend = "malloc_only";
+  static constexpr bool kCanFree = false;
+  static constexpr bool kCircular = false;
+  static constexpr bool kDeviceHeap = false;
+  DYNASOAR_HD void* malloc(std::uint64_t) const { return nullptr; }
+};
+
+int main() { return dynasoar::backend::Bytes<MallocOnly>::kFrees ? 1 : 0; }
