@@ -172,6 +172,18 @@ struct SlowWrite {
   }
 };
 
+// The same writes as a parallel_for body: entry i after `rounds` loads.
+struct SlowWriteEach {
+  std::uint32_t* data;
+  const unsigned* delay;
+  unsigned rounds;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    unsigned sum = 0;
+    for (unsigned r = 0; r < rounds; ++r) sum += platform::atomic_load(delay);  // *delay is 0
+    data[i] = static_cast<std::uint32_t>(i) + 1 + sum;
+  }
+};
+
 struct CountStale {
   const std::uint32_t* data;
   std::uint32_t* stale;
@@ -195,6 +207,12 @@ TEST(Executor, EarlyLaunchSeesTheWritesOfTheKernelBefore) {
     platform::parallel_workers_up_to(n, SlowWrite{data.data(), n, delay.data(), rounds});
     platform::parallel_for_early(n, CountStale{data.data(), stale.data()});
     EXPECT_EQ(stale.to_vector()[0], 0u) << "round " << round << ": entries read before the kernel ahead wrote them";
+    // An early launch behind an early launch (the snapshot, then the do-all).
+    data.zero();
+    stale.zero();
+    platform::parallel_for_early(n, SlowWriteEach{data.data(), delay.data(), rounds / 8});
+    platform::parallel_for_early(n, CountStale{data.data(), stale.data()});
+    EXPECT_EQ(stale.to_vector()[0], 0u) << "round " << round << ": an early kernel read before the early one ahead wrote";
   }
 }
 

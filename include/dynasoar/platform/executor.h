@@ -205,6 +205,22 @@ inline bool early_launch_supported() {
   });
   return major_plus_one - 1 >= 9;
 }
+
+/// Whether parallel_for_early_kernel<kThreads, F> can be launched early on
+/// the current device: the device supports it (compute capability 9.0 and
+/// later) and the kernel's code was compiled for it (PTX 9.0 or later, so
+/// that it holds the wait; a build for older GPUs runs on a newer one from
+/// PTX compiled for the older, without it). Cached per device and kernel.
+template <unsigned kThreads, class F>
+bool early_launch_compiled() {
+  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // 1 no, 2 yes
+  return per_device(cache, current_device(), [] {
+    if (!early_launch_supported()) return std::uint64_t{1};
+    cudaFuncAttributes a{};
+    DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, parallel_for_early_kernel<kThreads, F>));
+    return std::uint64_t{a.ptxVersion >= 90 ? 2u : 1u};
+  }) == 2;
+}
 }  // namespace detail
 #endif
 
@@ -292,7 +308,7 @@ void parallel_for_early(std::size_t n, const F& f, Stream s = {}) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
 #if DYNASOAR_CUDA
   if (n == 0) return;
-  if (!detail::early_launch_supported()) return parallel_for<kThreads>(n, f, s);
+  if (!detail::early_launch_compiled<kThreads, F>()) return parallel_for<kThreads>(n, f, s);
   const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
   const std::size_t max_blocks = concurrent_threads() / kThreads;
   cudaLaunchConfig_t config{};

@@ -161,7 +161,9 @@ struct CircularMalloc {
 
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t units) const {
     namespace warp = platform::warp;
-    const warp::lane_mask group = warp::present_lanes();
+    // The lanes that allocate from this pool (lanes may call malloc on
+    // different pools together; a group walks one pool's list).
+    const warp::lane_mask group = warp::match_any(warp::present_lanes(), mem);
     const unsigned lane = warp::lane_id() % 32u;
     if (group == (warp::lane_mask{1} << lane)) return data(walk(units));  // alone: no group
     const auto leader = static_cast<unsigned>(platform::ctz(group));
@@ -257,7 +259,9 @@ struct CircularMalloc {
 
   DYNASOAR_HD void free_coalesced(void* p) const {
     namespace warp = platform::warp;
-    const warp::lane_mask group = warp::present_lanes();
+    // The lanes that free into this pool (granules of another pool would be
+    // taken for neighbours of ours).
+    const warp::lane_mask group = warp::match_any(warp::present_lanes(), mem);
     const unsigned lane = warp::lane_id() % 32u;
     const std::uint32_t g = p == nullptr ? kNoChunk : granule_of(p);
     const std::uint32_t next = p == nullptr ? kNoChunk : load_next(g);

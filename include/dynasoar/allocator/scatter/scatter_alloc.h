@@ -285,8 +285,8 @@ struct ScatterAlloc {
     return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base));
   }
 
-  /// The lanes of a warp that ask for `size` together (match_any on the
-  /// size): their lowest lane searches for a page and reserves as many
+  /// The lanes of a warp that ask for `size` of this pool together
+  /// (match_any on the size and the pool): their lowest lane searches for a page and reserves as many
   /// chunks as there are lanes with one atomic add; the lanes that got one
   /// (the lowest `granted`) find their bits, starting at consecutive spots
   /// so that a warp's chunks lie side by side (Sec. 6.1). The others go on
@@ -294,7 +294,10 @@ struct ScatterAlloc {
   /// finds no page with room at all and fails the rest, so at most 32 rounds.
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t size) const {
     namespace warp = platform::warp;
-    const warp::lane_mask group = warp::match_any(warp::present_lanes(), size);
+    // The same size and the same pool: lanes may call malloc on different
+    // ScatterAlloc objects together, and a follower uses the leader's page.
+    const warp::lane_mask present = warp::present_lanes();
+    const warp::lane_mask group = warp::match_any(present, size) & warp::match_any(present, mem);
     const unsigned lane = warp::lane_id() % 32u;
     if (group == (warp::lane_mask{1} << lane)) return malloc_one(size);
     warp::lane_mask remaining = group;
@@ -386,7 +389,8 @@ struct ScatterAlloc {
     std::uint32_t c = platform::atomic_load(&page.chunk);
     if (c == 0) {
       // Acq_rel: a thread that later reads this size synchronises with us,
-      // and we with the free that last cleared the word.
+      // and we with the reset or run free that last cleared the word (both
+      // clear it with a release).
       std::uint32_t expected = 0;
       c = platform::atomic_compare_exchange(&page.chunk, expected, size, platform::acq_rel)
               ? size
@@ -464,7 +468,9 @@ struct ScatterAlloc {
       if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
         return;
       const std::uint32_t c = platform::atomic_load(&page.chunk);
-      if (c != 0 && c <= kPageBytes) platform::atomic_store(&page.chunk, 0u);
+      // Release: a run that takes the page with a compare-and-swap on this
+      // 0 acquires it, so the chunks' last writes come before the run's.
+      if (c != 0 && c <= kPageBytes) platform::atomic_store(&page.chunk, 0u, platform::release);
       // Release: the cleared size is seen by whoever reserves after the unlock.
       if (platform::atomic_fetch_sub(&page.count, kLocked, platform::release) != kLocked) return;
       const std::uint32_t again = platform::atomic_load(&page.chunk);
