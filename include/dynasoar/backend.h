@@ -33,7 +33,7 @@ struct DynasoarHeap {
   /// The allocator of this back end for the classes Ts.
   template <class... Ts>
   using Allocator = SoaAllocator<Ts...>;
-  /// Name of the back end in messages and reports, and in CMake's DYNASOAR_BACKEND.
+  /// Name of the back end in messages and reports.
   static constexpr const char* kName = "dynasoar";
   /// Name of the back end in CMake's DYNASOAR_BACKEND.
   static constexpr const char* kBackend = kName;
@@ -156,18 +156,11 @@ DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_CHECK)
 #undef DYNASOAR_DETAIL_CHECK
 
 namespace detail {
-constexpr bool same_name(const char* a, const char* b) {
-  while (*a != '\0' && *a == *b) {
-    ++a;
-    ++b;
-  }
-  return *a == *b;
-}
 template <class... Bs>
-constexpr std::size_t index_of_name(model::TypeList<Bs...>, const char* name) {
-  const char* names[] = {Bs::kBackend...};
+constexpr std::size_t index_of_name(model::TypeList<Bs...>, std::string_view name) {
+  const std::string_view names[] = {Bs::kBackend...};
   for (std::size_t i = 0; i < sizeof...(Bs); ++i)
-    if (same_name(names[i], name)) return i;
+    if (names[i] == name) return i;
   return model::kNotFound;
 }
 }  // namespace detail

@@ -105,11 +105,15 @@ DYNASOAR_HD Held allocate_filled(const Alloc& alloc, std::uint64_t bytes, std::u
   if (address != 0) fill_user_data(address, bytes, sig);
   return {address, bytes, sig};
 }
-// The same for a random size of 8..max_bytes bytes (a multiple of 8).
+// A random size of 8..max_bytes bytes (a multiple of 8).
+DYNASOAR_HD inline std::uint64_t random_size(test::Rng& rng, std::uint64_t max_bytes) {
+  return 8 * (1 + rng.below(max_bytes / 8));
+}
+// allocate_filled for a random size of 8..max_bytes bytes.
 template <class Alloc>
 DYNASOAR_HD Held allocate_filled(const Alloc& alloc, test::Rng& rng, std::uint64_t max_bytes,
                                  std::uint64_t sig) {
-  return allocate_filled(alloc, 8 * (1 + rng.below(max_bytes / 8)), sig);
+  return allocate_filled(alloc, random_size(rng, max_bytes), sig);
 }
 
 // Each worker makes `per_worker` allocations of 8..max_bytes bytes, fills
@@ -155,9 +159,29 @@ struct FreeKept {
   }
 };
 
+// One worker's churn: `rounds` times, a random one of its kSlots slots is
+// freed if it holds memory (its pattern checked first), else filled with
+// next_bytes(rng) bytes. Counts the nullptrs and the broken patterns.
+constexpr int kSlots = 4;
+template <class Alloc, class NextBytes>
+DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kSlots], std::size_t w,
+                             int rounds, NextBytes next_bytes, unsigned long long& nulls,
+                             unsigned long long& broken) {
+  for (int r = 0; r < rounds; ++r) {
+    Held& h = mine[rng.below(kSlots)];
+    if (h.address != 0) {
+      if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+      alloc.free(reinterpret_cast<void*>(h.address));
+      h.address = 0;
+      continue;
+    }
+    h = allocate_filled(alloc, next_bytes(rng), platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+    if (h.address == 0) ++nulls;
+  }
+}
+
 // Workers that allocate, fill, check and free at random, holding up to
 // kSlots allocations each. counters: [0] nullptrs, [1] broken patterns.
-constexpr int kSlots = 4;
 template <class Alloc>
 struct Churn {
   Alloc alloc;
@@ -170,18 +194,9 @@ struct Churn {
     test::Rng rng(0x5EED, w);
     Held mine[kSlots] = {};
     unsigned long long nulls = 0, broken = 0;
-    for (int r = 0; r < rounds; ++r) {
-      Held& h = mine[rng.below(kSlots)];
-      if (h.address != 0) {
-        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
-        alloc.free(reinterpret_cast<void*>(h.address));
-        h.address = 0;
-        continue;
-      }
-      h = allocate_filled(alloc, rng, max_bytes,
-                          platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
-      if (h.address == 0) ++nulls;
-    }
+    const std::uint64_t most = max_bytes;
+    churn_slots(alloc, rng, mine, w, rounds, [most](test::Rng& g) { return random_size(g, most); },
+                nulls, broken);
     for (Held& h : mine)
       if (h.address != 0) {
         if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
@@ -1085,21 +1100,12 @@ struct ScatterChurn {
     test::Rng rng(0x5CA7, w);
     Held mine[kSlots] = {};
     unsigned long long nulls = 0, broken = 0;
-    for (int r = 0; r < rounds; ++r) {
-      Held& h = mine[rng.below(kSlots)];
-      if (h.address != 0) {
-        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
-        alloc.free(reinterpret_cast<void*>(h.address));
-        h.address = 0;
-        continue;
-      }
-      const std::uint64_t bytes = rng.below(16) == 0
-                                      ? kPageBytes + 8 * rng.below(3 * kPageBytes / 8)
-                                      : 8 * (1 + rng.below(32));
-      h = allocate_filled(alloc, bytes,
-                          platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
-      if (h.address == 0) ++nulls;
-    }
+    churn_slots(
+        alloc, rng, mine, w, rounds,
+        [](test::Rng& g) -> std::uint64_t {
+          return g.below(16) == 0 ? kPageBytes + 8 * g.below(3 * kPageBytes / 8) : random_size(g, 256);
+        },
+        nulls, broken);
     for (int s = 0; s < kSlots; ++s) {
       if (mine[s].address != 0 && !user_data_intact(mine[s].address, mine[s].bytes, mine[s].sig))
         ++broken;

@@ -131,7 +131,7 @@ class BitmapHandle {
   /// One memset precedes them (none with an AlternatingCount, below, where
   /// the bitmap takes one step); each step zeroes the next step's counter.
   void enumerate(bit_index* out, bit_index* out_count, Stream s = {}) const {
-    enumerate_steps(out, out_count, /*count_is_zero=*/false, nullptr, s);
+    enumerate_steps(out, out_count, nullptr, s);
   }
 
   /// enumerate(out, count.get(), s) without the memset where the
@@ -142,7 +142,7 @@ class BitmapHandle {
   void enumerate(bit_index* out, AlternatingCount& count, Stream s = {}) const {
     bit_index* const previous = count.slots_.data() + count.current_;
     bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
-    enumerate_steps(out, next, /*count_is_zero=*/true, previous, s);
+    enumerate_steps(out, next, previous, s);
     count.current_ ^= 1u;
   }
 
@@ -212,15 +212,14 @@ class BitmapHandle {
   }
 
  private:
-  // The steps of enumerate. `count_is_zero`: *out_count is known to be 0,
-  // so a bitmap of one step needs no memset. `zero_last`: a counter that
-  // worker 0 of the last step zeroes (AlternatingCount's other counter).
-  void enumerate_steps(bit_index* out, bit_index* out_count, bool count_is_zero, bit_index* zero_last,
-                       Stream s) const {
+  // The steps of enumerate. `zero_last`: AlternatingCount's other counter,
+  // which worker 0 of the last step zeroes; given, *out_count is known to
+  // be 0 already, so a bitmap of one step needs no memset.
+  void enumerate_steps(bit_index* out, bit_index* out_count, bit_index* zero_last, Stream s) const {
     int first = 0;
     while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
     bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
-    if (!(first == 0 && count_is_zero)) {
+    if (first != 0 || zero_last == nullptr) {
 #if DYNASOAR_CUDA
       DYNASOAR_CUDA_CHECK(cudaMemsetAsync(first_count, 0, sizeof(bit_index), s.handle));
 #else

@@ -194,28 +194,17 @@ inline DeviceShape device_shape(int device) {
 }
 inline DeviceShape device_shape() { return device_shape(current_device()); }
 
-/// True if the current device can start a kernel before the one ahead of it
-/// on the stream has finished (programmatic dependent launch, compute
-/// capability 9.0 and later); cached per device.
-inline bool early_launch_supported() {
-  static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // major version + 1
-  const int device = current_device();
-  const std::uint64_t major_plus_one = per_device(cache, device, [device] {
-    return static_cast<std::uint64_t>(device_attribute(device, cudaDevAttrComputeCapabilityMajor)) + 1;
-  });
-  return major_plus_one - 1 >= 9;
-}
-
 /// Whether parallel_for_early_kernel<kThreads, F> can be launched early on
 /// the current device: the device supports it (compute capability 9.0 and
-/// later) and the kernel's code was compiled for it (PTX 9.0 or later, so
+/// later, programmatic dependent launch) and the kernel's code was compiled for it (PTX 9.0 or later, so
 /// that it holds the wait; a build for older GPUs runs on a newer one from
 /// PTX compiled for the older, without it). Cached per device and kernel.
 template <unsigned kThreads, class F>
 bool early_launch_compiled() {
   static std::atomic<std::uint64_t> cache[kCachedDevices] = {};  // 1 no, 2 yes
-  return per_device(cache, current_device(), [] {
-    if (!early_launch_supported()) return std::uint64_t{1};
+  const int device = current_device();
+  return per_device(cache, device, [device] {
+    if (device_attribute(device, cudaDevAttrComputeCapabilityMajor) < 9) return std::uint64_t{1};
     cudaFuncAttributes a{};
     DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, parallel_for_early_kernel<kThreads, F>));
     return std::uint64_t{a.ptxVersion >= 90 ? 2u : 1u};
@@ -267,6 +256,18 @@ std::size_t max_workers() {
 #endif
 }
 
+#if DYNASOAR_CUDA
+namespace detail {
+// Thread blocks of kThreads for a loop over n items: one item per thread, at
+// most as many blocks as can be resident (the kernel strides beyond that).
+template <unsigned kThreads>
+unsigned loop_blocks(std::size_t n) {
+  const std::size_t needed = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(std::min(needed, std::max<std::size_t>(concurrent_threads() / kThreads, 1)));
+}
+}  // namespace detail
+#endif
+
 /// Calls f(i) for every i in [0, n). On the GPU in thread blocks of
 /// kThreads threads (default kBlockThreads): consecutive i share a block.
 template <unsigned kThreads = kBlockThreads, class F>
@@ -274,10 +275,7 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
   if (n == 0) return;
 #if DYNASOAR_CUDA
-  const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
-  const std::size_t max_blocks = concurrent_threads() / kThreads;
-  const unsigned blocks = static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1)));
-  detail::parallel_for_kernel<kThreads><<<blocks, kThreads, 0, s.handle>>>(n, f);
+  detail::parallel_for_kernel<kThreads><<<detail::loop_blocks<kThreads>(n), kThreads, 0, s.handle>>>(n, f);
   DYNASOAR_CHECK_LAUNCH();
 #else
   (void)s;
@@ -309,10 +307,8 @@ void parallel_for_early(std::size_t n, const F& f, Stream s = {}) {
 #if DYNASOAR_CUDA
   if (n == 0) return;
   if (!detail::early_launch_compiled<kThreads, F>()) return parallel_for<kThreads>(n, f, s);
-  const std::size_t blocks_needed = (n + kThreads - 1) / kThreads;
-  const std::size_t max_blocks = concurrent_threads() / kThreads;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(std::min(blocks_needed, std::max<std::size_t>(max_blocks, 1))));
+  config.gridDim = dim3(detail::loop_blocks<kThreads>(n));
   config.blockDim = dim3(kThreads);
   config.stream = s.handle;
   cudaLaunchAttribute attribute[1];

@@ -263,11 +263,7 @@ class PoolHandle {
 
   /// Whether a malloc returned nullptr since the flag was last cleared. Waits
   /// for the stream.
-  bool out_of_memory() const {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
-    return (e & kPoolOutOfMemory) != 0;
-  }
+  bool out_of_memory() const { return (error_flags() & kPoolOutOfMemory) != 0; }
 
   /// Clears the out-of-memory flag (after the caller has reported it).
   void clear_errors() {
@@ -277,24 +273,21 @@ class PoolHandle {
 
   /// Whether a free was given a pointer that is no live allocation of the
   /// pool (allocators that check, ScatterAlloc). Waits for the stream.
-  bool bad_free() const {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
-    return (e & scatter::kPoolBadFree) != 0;
-  }
+  bool bad_free() const { return (error_flags() & scatter::kPoolBadFree) != 0; }
 
   /// Throws std::logic_error (and clears the flags) if a free was given a
   /// pointer that is no live allocation (see bad_free), else OutOfMemory (and
   /// clears the flag) if a malloc returned nullptr.
   void check_errors() {
-    if (bad_free()) {
+    const unsigned e = error_flags();  // one copy for both flags
+    if ((e & scatter::kPoolBadFree) != 0) {
       clear_errors();
       throw std::logic_error(std::string("dynasoar: ") + Alloc::kName +
                              ": free was given a pointer that is no live allocation of this pool "
                              "(freed twice, from another pool, or not the start of an "
                              "allocation); nothing was freed");
     }
-    if (!out_of_memory()) return;
+    if ((e & kPoolOutOfMemory) == 0) return;
     clear_errors();
     throw OutOfMemory(std::string("dynasoar: ") + Alloc::kName + " pool of " +
                       std::to_string(bytes()) +
@@ -302,6 +295,13 @@ class PoolHandle {
   }
 
  private:
+  // The PoolError flags (and ScatterAlloc's), copied to the host. Waits for the stream.
+  unsigned error_flags() const {
+    unsigned e = 0;
+    error_.copy_to_host(&e, 1, 0, stream_);
+    return e;
+  }
+
   std::uint64_t pool_address() const {
     if constexpr (Alloc::kDeviceHeap)
       return 0;
