@@ -486,7 +486,6 @@ int main(int argc, char** argv) {
                              "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
     // CUDA's device heap is sized once, before its first allocating kernel:
     // it goes first, with the largest pool.
-    // CUDA malloc first: its device heap is sized before any other kernel runs.
     run_all<CudaMalloc>(csv, o, only, allocators);
     dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{}, [&](auto a) {
       using Alloc = typename decltype(a)::type;
