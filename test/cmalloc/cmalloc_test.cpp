@@ -164,9 +164,9 @@ struct FreeKept {
 // next_bytes(rng) bytes. Counts the nullptrs and the broken patterns.
 constexpr int kSlots = 4;
 template <class Alloc, class NextBytes>
-DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kSlots], std::size_t w,
-                             int rounds, NextBytes next_bytes, unsigned long long& nulls,
-                             unsigned long long& broken) {
+DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kSlots],
+                             std::size_t w, int rounds, NextBytes next_bytes,
+                             unsigned long long& nulls, unsigned long long& broken) {
   for (int r = 0; r < rounds; ++r) {
     Held& h = mine[rng.below(kSlots)];
     if (h.address != 0) {
@@ -175,7 +175,8 @@ DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kS
       h.address = 0;
       continue;
     }
-    h = allocate_filled(alloc, next_bytes(rng), platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+    h = allocate_filled(alloc, next_bytes(rng),
+                        platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
     if (h.address == 0) ++nulls;
   }
 }
@@ -195,8 +196,9 @@ struct Churn {
     Held mine[kSlots] = {};
     unsigned long long nulls = 0, broken = 0;
     const std::uint64_t most = max_bytes;
-    churn_slots(alloc, rng, mine, w, rounds, [most](test::Rng& g) { return random_size(g, most); },
-                nulls, broken);
+    churn_slots(
+        alloc, rng, mine, w, rounds, [most](test::Rng& g) { return random_size(g, most); }, nulls,
+        broken);
     for (Held& h : mine)
       if (h.address != 0) {
         if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
@@ -518,7 +520,8 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
     // The header word (flag/tag and next) of the chunk whose data starts at `data`.
     const auto header = [&](std::uint64_t data) {
       Buffer<std::uint64_t> word(1);
-      platform::parallel_for(1, ReadWord{reinterpret_cast<const std::uint64_t*>(data - 8), word.data()});
+      platform::parallel_for(
+          1, ReadWord{reinterpret_cast<const std::uint64_t*>(data - 8), word.data()});
       return word.to_vector()[0];
     };
     const auto next_of = [](std::uint64_t w) {
@@ -527,7 +530,8 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
     };
     ASSERT_EQ(next_of(header(reinterpret_cast<std::uint64_t>(last))), alloc.region)
         << "the last chunk of heap 0 ends where heap 1 starts";
-    platform::parallel_for(platform::warp::kBuildLanes, FreeTwoTogether<TypeParam>{alloc, last, first});
+    platform::parallel_for(platform::warp::kBuildLanes,
+                           FreeTwoTogether<TypeParam>{alloc, last, first});
     platform::synchronize();
     // Heap 1's first header is still a header (its tag is intact).
     const std::uint64_t w = header(start);
@@ -796,7 +800,8 @@ using scatter::ScatterAlloc;
 // count equals its set bits, bits lie within its chunks, a counted page is
 // split, and a page of a run holds no chunks. counters: [0] count != bits,
 // [1] bits beyond the chunks, [2] count on an unsplit page, [3] a run page
-// with a count or bits, [4] set bits, [5] run heads, [6] split pages.
+// with a count or bits, [4] set bits, [5] run heads, [6] split pages, [9]
+// pages flagged as counted full.
 struct AuditPages {
   ScatterAlloc alloc;
   unsigned long long* counters;
@@ -822,14 +827,48 @@ struct AuditPages {
     if (beyond) platform::atomic_fetch_add(&counters[1], 1ull);
     if (count != 0 && spots == 0) platform::atomic_fetch_add(&counters[2], 1ull);
     if (chunk != 0) platform::atomic_fetch_add(&counters[6], 1ull);
+    if (platform::atomic_load(&p.counted_full) != 0u)
+      platform::atomic_fetch_add(&counters[9], 1ull);
     platform::atomic_fetch_add(&counters[4], static_cast<unsigned long long>(set));
   }
 };
 
+// Reads the fill levels after the kernels are done (Sec. 5.4): each group of
+// `group_pages` pages (a region, or a super block) counts its pages flagged
+// full and the pages of runs, no more and no fewer. counters[slot] gets the
+// groups whose counter differs.
+struct AuditFillLevels {
+  ScatterAlloc alloc;
+  const std::int32_t* levels;
+  std::uint32_t group_pages;
+  unsigned long long* counters;
+  int slot;
+  DYNASOAR_HD void operator()(std::size_t g) const {
+    const std::uint64_t first = g * group_pages;
+    const std::uint64_t end = std::min<std::uint64_t>(first + group_pages, alloc.page_count);
+    std::int32_t full = 0;
+    for (std::uint64_t q = first; q < end; ++q) {
+      const PageUsage& p = alloc.pages[q];
+      if (platform::atomic_load(&p.counted_full) != 0u ||
+          platform::atomic_load(&p.chunk) >= ScatterAlloc::kRunHead)
+        ++full;
+    }
+    if (platform::atomic_load(&levels[g]) != full)
+      platform::atomic_fetch_add(&counters[slot], 1ull);
+  }
+};
+
+// The AuditPages counters, then [7] regions and [8] super blocks whose fill
+// level is not their count of full pages.
 std::vector<unsigned long long> audit(const PoolHandle<ScatterAlloc>& pool) {
-  Buffer<unsigned long long> counters(7);
+  const ScatterAlloc a = pool.device();
+  Buffer<unsigned long long> counters(10);
   counters.zero();
-  platform::parallel_for(pool.device().page_count, AuditPages{pool.device(), counters.data()});
+  platform::parallel_for(a.page_count, AuditPages{a, counters.data()});
+  platform::parallel_for((a.page_count + a.region_pages - 1) / a.region_pages,
+                         AuditFillLevels{a, a.region_full, a.region_pages, counters.data(), 7});
+  platform::parallel_for(a.super_blocks,
+                         AuditFillLevels{a, a.super_full, a.super_pages, counters.data(), 8});
   platform::synchronize();
   return counters.to_vector();
 }
@@ -839,6 +878,8 @@ void expect_consistent(const std::vector<unsigned long long>& a) {
   EXPECT_EQ(a[1], 0u) << "pages with bits beyond their chunks";
   EXPECT_EQ(a[2], 0u) << "unsplit pages with a count";
   EXPECT_EQ(a[3], 0u) << "pages of a run with a count or bits";
+  EXPECT_EQ(a[7], 0u) << "regions whose fill level is not their count of full pages";
+  EXPECT_EQ(a[8], 0u) << "super blocks whose fill level is not their count of full pages";
 }
 
 // One thread runs a sequence; out[i] records what step i saw.
@@ -971,7 +1012,7 @@ struct FirstRequestOfEachSize {
       const auto size = static_cast<std::uint32_t>(16 * (k + 1));
       const auto p = reinterpret_cast<std::uint64_t>(a.malloc(size));
       out[2 * k] = p == 0 ? ~std::uint64_t{0} : (p - a.mem) / kPageBytes;
-      out[2 * k + 1] = a.hash_page(size, mp, 0);
+      out[2 * k + 1] = a.hash_page(size, mp, platform::warp::warp_slot(), 0);
       a.free(reinterpret_cast<void*>(p));  // the page empties and is reset
     }
   }
@@ -1103,7 +1144,8 @@ struct ScatterChurn {
     churn_slots(
         alloc, rng, mine, w, rounds,
         [](test::Rng& g) -> std::uint64_t {
-          return g.below(16) == 0 ? kPageBytes + 8 * g.below(3 * kPageBytes / 8) : random_size(g, 256);
+          return g.below(16) == 0 ? kPageBytes + 8 * g.below(3 * kPageBytes / 8)
+                                  : random_size(g, 256);
         },
         nulls, broken);
     for (int s = 0; s < kSlots; ++s) {
@@ -1160,6 +1202,7 @@ TEST(CMallocScatter, PageCountsEqualTheirBitsAfterContendedChurn) {
     a = audit(pool);
     expect_consistent(a);
     EXPECT_EQ(a[4] + a[5], 0u) << "chunks or runs left after every allocation was freed";
+    EXPECT_EQ(a[9], 0u) << "pages still counted as full after every allocation was freed";
   }
 }
 

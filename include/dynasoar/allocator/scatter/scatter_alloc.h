@@ -31,8 +31,14 @@
 //    page may have emptied, been reset and split for another size between
 //    the first read and the reservation (the paper's pseudo code would then
 //    set a bit that means another chunk). The reservation pins the size.
-//  - Region and super block counters are hints: later passes over every page
-//    ignore them, so a counter that is off never hides free memory.
+//  - A page counts as full in its region and super block while a flag of
+//    its own says so (set by the reservation that fills it, cleared by the
+//    next free or its reset), so the fill levels do not drift. They are
+//    still hints (a free may come before the flag is set): later passes over
+//    every page ignore them, so a counter that is off never hides memory.
+//  - The search starts at Eq. 3's page plus an offset per warp slot of the
+//    multiprocessor (Options::spread_warps), and passes a page that looks
+//    full with one load instead of an add and a give-back.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -94,6 +100,12 @@ struct Options {
   std::uint32_t k_size = 38183;
   /// k_mp of Eq. 3 (Sec. 8: 17497).
   std::uint32_t k_mp = 17497;
+  /// Not in the paper: the warps of one multiprocessor start apart, each
+  /// warp slot (%warpid) as many pages further as a whole warp's requests of
+  /// the size fill. Eq. 3 alone sends every warp of a multiprocessor to one
+  /// page, and all but the first few then search past the pages the others
+  /// filled. Off: Eq. 3 as published.
+  bool spread_warps = true;
   /// Serve the lanes of a warp that ask for the same size with one search
   /// and one reservation (malloc). Off: every lane for itself.
   bool coalesce = true;
@@ -107,6 +119,13 @@ struct PageUsage {
   /// Chunks reserved (tryUsePage line 2); kLocked added while free() resets
   /// the page's chunk size.
   std::uint32_t count;
+  /// 1 while the page is counted as full in its region's and super block's
+  /// fill levels (Sec. 5.4), else 0: the reservation that fills the page sets
+  /// it, the next free of one of its chunks (or its reset) clears it, and
+  /// only who flips it changes the counters, so they never drift.
+  std::uint32_t counted_full;
+  /// Keeps the bit field 8-byte aligned.
+  std::uint32_t unused;
   /// One bit per chunk, set while the chunk is in use.
   std::uint64_t bits[kPageWords];
 };
@@ -148,6 +167,7 @@ struct ScatterAlloc {
   std::uint32_t max_frag;      ///< see Options::max_frag
   std::uint32_t k_size;        ///< k_S of Eq. 3
   std::uint32_t k_mp;          ///< k_mp of Eq. 3
+  bool spread_warps;           ///< see Options::spread_warps
   bool coalesce;               ///< see Options::coalesce
   unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
 
@@ -196,6 +216,7 @@ struct ScatterAlloc {
     max_frag = o.max_frag;
     k_size = o.k_size;
     k_mp = o.k_mp;
+    spread_warps = o.spread_warps;
     coalesce = o.coalesce;
   }
 
@@ -232,7 +253,8 @@ struct ScatterAlloc {
     const std::uint64_t old =
         platform::atomic_fetch_and(&page.bits[spot / 64], ~mask, platform::release);
     if ((old & mask) == 0) return bad_free();  // the bit was clear: a second free
-    release(q, 1, c);
+    uncount_full(q);                           // the page has a free chunk now
+    release(q, 1);
     reactivate(q, address);
   }
 
@@ -244,9 +266,13 @@ struct ScatterAlloc {
   }
 
   /// Eq. 3: the page of super block s at which a search for `size` bytes by
-  /// multiprocessor `mp` starts (an index into that super block).
-  DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t s) const {
-    const std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
+  /// multiprocessor `mp` starts (an index into that super block), and with
+  /// spread_warps, warp slot `slot` of it that many pages further as a
+  /// warp's 32 requests of `size` take (at least one).
+  DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
+                                      std::uint32_t s) const {
+    std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
+    if (spread_warps) h += std::uint64_t{slot} * ((32u * size + kPageBytes - 1) / kPageBytes);
     return static_cast<std::uint32_t>(h % pages_in(s));
   }
 
@@ -286,12 +312,11 @@ struct ScatterAlloc {
   }
 
   /// The lanes of a warp that ask for `size` of this pool together
-  /// (match_any on the size and the pool): their lowest lane searches for a page and reserves as many
-  /// chunks as there are lanes with one atomic add; the lanes that got one
-  /// (the lowest `granted`) find their bits, starting at consecutive spots
-  /// so that a warp's chunks lie side by side (Sec. 6.1). The others go on
-  /// with the next search. Bounded: each round serves at least one lane, or
-  /// finds no page with room at all and fails the rest, so at most 32 rounds.
+  /// (match_any on the size and the pool): their lowest lane searches for a page and reserves as
+  /// many chunks as there are lanes with one atomic add; the lanes that got one (the lowest
+  /// `granted`) find their bits, starting at consecutive spots so that a warp's chunks lie side by
+  /// side (Sec. 6.1). The others go on with the next search. Bounded: each round serves at least
+  /// one lane, or finds no page with room at all and fails the rest, so at most 32 rounds.
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t size) const {
     namespace warp = platform::warp;
     // The same size and the same pool: lanes may call malloc on different
@@ -322,13 +347,14 @@ struct ScatterAlloc {
   /// The search of Alg. alloc over the super blocks, starting at the active
   /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
   /// blocks and regions that are 90% full. If it finds nothing, a second pass
-  /// (not in the paper) visits every page, so that counters that lag (or
-  /// drift, see release) never hide a free chunk, and a third accepts any
+  /// (not in the paper) visits every page, so that counters that lag (see
+  /// count_full) never hide a free chunk, and a third accepts any
   /// chunk size from the request up to a page. Bounded: at most three visits
   /// of every page.
   DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
     const std::uint32_t start = platform::atomic_load(active) % super_blocks;
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
+    const auto slot = static_cast<std::uint32_t>(platform::warp::warp_slot());
     for (int pass = 0; pass < 3; ++pass) {
       // The last pass also takes chunks more than max_frag times the request:
       // a pool with no page of a fitting size serves it rather than fail.
@@ -339,7 +365,7 @@ struct ScatterAlloc {
         if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
                              std::int64_t{pages_in(s)} * 9)
           continue;
-        const Grant g = search_super(s, size, smax, want, mp, pass == 0);
+        const Grant g = search_super(s, size, smax, want, mp, slot, pass == 0);
         if (g.granted != 0) {
           if (s != start) {  // one attempt: the pointer is a hint, nobody waits on it
             std::uint32_t expected = start;
@@ -356,10 +382,11 @@ struct ScatterAlloc {
   /// the super block once, skipping a region whose fill level is too high
   /// (with `hints`; lines 5-6 and 30-31). Bounded by the super block's pages.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
-                                 std::uint32_t want, std::uint32_t mp, bool hints) const {
+                                 std::uint32_t want, std::uint32_t mp, std::uint32_t slot,
+                                 bool hints) const {
     const std::uint32_t first = s * super_pages;
     const std::uint32_t n = pages_in(s);
-    std::uint32_t off = hash_page(size, mp, s);
+    std::uint32_t off = hash_page(size, mp, slot, s);
     for (std::uint32_t visited = 0; visited < n;) {
       if (hints && (visited == 0 || off % region_pages == 0)) {
         const std::uint32_t region = (first + off) / region_pages;
@@ -397,6 +424,11 @@ struct ScatterAlloc {
               : expected;
     }
     if (c < size || c > smax) return Grant{};  // run pages have the high bit: never in range
+    // Not in the paper: a page that looks full is passed with this load
+    // instead of an add and a give-back on its counter (two atomic round
+    // trips on a word that every searcher of the page contends for). The
+    // add of reserve() still decides; the load only saves it.
+    if (platform::atomic_load(&page.count) >= spots_of(c)) return Grant{};
     return reserve(q, c, want);
   }
 
@@ -409,42 +441,50 @@ struct ScatterAlloc {
     // Acquire: the frees of this page's chunks (release) come before our use.
     const std::uint32_t old = platform::atomic_fetch_add(&page.count, want, platform::acquire);
     if (old >= spots) {  // full, or locked by a reset (kLocked)
-      release(q, want, 0);
+      release(q, want);
       return Grant{};
     }
     const std::uint32_t granted = want < spots - old ? want : spots - old;
-    if (granted < want) release(q, want - granted, 0);  // we still hold `granted`: never reaches 0
+    if (granted < want) release(q, want - granted);  // we still hold `granted`: never reaches 0
     // Not in the paper: between our read of the chunk size and the add, the
     // page may have emptied, been reset and split for another size. While we
     // hold a reservation no reset can happen (it needs a count of 0), so one
     // more read tells whether c is still the page's size.
     if (platform::atomic_load(&page.chunk, platform::acquire) != c) {
-      release(q, granted, 0);
+      release(q, granted);
       return Grant{};
     }
-    if (old + granted == spots) {  // tryUsePage line 6: this reservation filled the page
-      platform::atomic_fetch_add(&region_full[q / region_pages], 1);
-      platform::atomic_fetch_add(&super_full[q / super_pages], 1);
-    }
+    // tryUsePage line 6: this reservation filled the page. We hold chunks of
+    // it, so it cannot be reset before the flag is set.
+    if (old + granted == spots) count_full(q);
     return Grant{q, c, granted, old};
   }
 
-  /// Gives back `n` reservations of page q. If the page held `spots_of(c)`
-  /// (c != 0: a free of a full page) its region is one full page fewer
-  /// (Sec. 5.4). If the count reaches 0, the page's chunk size is reset.
-  ///
-  /// The counters of full pages are hints: a full page whose count is pushed
-  /// above its chunks by reservations that fail (and give back) may be freed
-  /// without the region's counter going down, so it may drift. find()'s
-  /// later passes ignore them.
-  DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n, std::uint32_t c) const {
-    PageUsage& page = pages[q];
-    const std::uint32_t old = platform::atomic_fetch_sub(&page.count, n, platform::acq_rel);
-    if (c != 0 && old == spots_of(c)) {
-      platform::atomic_fetch_sub(&region_full[q / region_pages], 1);
-      platform::atomic_fetch_sub(&super_full[q / super_pages], 1);
-    }
+  /// Gives back `n` reservations of page q. If the count reaches 0, the
+  /// page's chunk size is reset.
+  DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n) const {
+    const std::uint32_t old = platform::atomic_fetch_sub(&pages[q].count, n, platform::acq_rel);
     if (old == n) reset(q);
+  }
+
+  /// Sec. 5.4: page q is full; it counts as one full page of its region and
+  /// super block. The flag makes the count exact: the counters change only
+  /// with a flip of the flag, whoever comes. (Deriving "full" from the
+  /// reservation count, as the paper's free does, drifts: reservations that
+  /// fail push the count above the chunks, so a free may not see the page
+  /// leave "full".) A free that comes between the filling reservation and
+  /// its flag leaves the page counted while it has one free chunk, until the
+  /// next free or the reset of that page: a hint, which find() treats as one.
+  DYNASOAR_HD void count_full(std::uint32_t q) const {
+    if (platform::atomic_exchange(&pages[q].counted_full, 1u) == 0u) add_full(q, 1, 1);
+  }
+
+  /// Page q has a free chunk (a free) or is empty (its reset): it no longer
+  /// counts as full. One load on the free path when it did not.
+  DYNASOAR_HD void uncount_full(std::uint32_t q) const {
+    if (platform::atomic_load(&pages[q].counted_full) != 0u &&
+        platform::atomic_exchange(&pages[q].counted_full, 0u) != 0u)
+      add_full(q, 1, -1);
   }
 
   /// Alg. free lines 12-16: the page is empty; lock it by moving its count
@@ -467,6 +507,7 @@ struct ScatterAlloc {
       std::uint32_t expected = 0;
       if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
         return;
+      uncount_full(q);
       const std::uint32_t c = platform::atomic_load(&page.chunk);
       // Release: a run that takes the page with a compare-and-swap on this
       // 0 acquires it, so the chunks' last writes come before the run's.
@@ -537,7 +578,7 @@ struct ScatterAlloc {
           --q;
         }
         if (q == base) {
-          count_full(base, need, 1);
+          add_full(base, need, 1);
           return chunk_address(base, 0, 0);
         }
         for (std::uint32_t r = q; r < base + need; ++r)
@@ -555,16 +596,17 @@ struct ScatterAlloc {
     if (!platform::atomic_compare_exchange(&pages[q].chunk, expected, 0u, platform::acq_rel))
       return bad_free();
     const std::uint32_t need = head & ~kRunHead;
-    count_full(q, need, -1);
+    add_full(q, need, -1);
     for (std::uint32_t r = q + 1; r < q + need; ++r)
       platform::atomic_store(&pages[r].chunk, 0u, platform::release);
   }
 
-  /// The pages of a run count as full in their regions and super blocks, so
+  /// Adds `sign` full pages to the fill levels of pages [first, first + n):
+  /// one page (count_full), or the pages of a run, which count as full so
   /// that small requests skip regions that runs fill (Sec. 5.4). One add per
-  /// region and super block the run touches; exact, since only the run's
+  /// region and super block the pages touch; exact, since only the run's
   /// owner counts its pages.
-  DYNASOAR_HD void count_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
+  DYNASOAR_HD void add_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
     const std::uint32_t end = first + n;
     // Adds to counts[g] the run's pages in group g of `group_pages` pages.
     const auto count_per_group = [&](auto* counts, std::uint32_t group_pages) {
