@@ -1069,6 +1069,58 @@ TEST(CMallocScatter, RequestsStartAtTheirEq3PageAndMaxFragPicksThePage) {
   EXPECT_NO_THROW(two.check_errors());
 }
 
+// One thread fills every page of a pool with a page-sized chunk, then frees
+// one page at a time and asks for a page again: the request must find the
+// freed page wherever it lies, so the search visits every region (with
+// Options::spread in strides of a per-warp step, which must be coprime to
+// the regions). out[k]: the page the request got after page k was freed.
+struct FindsTheOnlyFreePage {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    void* held[64] = {};
+    const std::uint32_t n = a.page_count < 64 ? a.page_count : 64;
+    for (std::uint32_t i = 0; i < n; ++i) held[i] = a.malloc(kPageBytes);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      if (held[k] == nullptr) {
+        out[k] = ~std::uint64_t{0};
+        continue;
+      }
+      const std::uint64_t page = (reinterpret_cast<std::uint64_t>(held[k]) - a.mem) / kPageBytes;
+      a.free(held[k]);
+      held[k] = a.malloc(kPageBytes);
+      out[k] = held[k] == nullptr
+                   ? ~std::uint64_t{0}
+                   : ((reinterpret_cast<std::uint64_t>(held[k]) - a.mem) / kPageBytes) -
+                         page;  // 0: the freed page
+    }
+    for (std::uint32_t i = 0; i < n; ++i) a.free(held[i]);
+  }
+};
+
+// Sec. 5.4 with the spread search: in a super block of 15 regions (a count
+// with odd factors, so a careless stride would skip some) the only free page
+// is found wherever it is, as it is by the paper's linear scan.
+TEST(CMallocScatter, SearchVisitsEveryRegionOfASuperBlock) {
+  for (const bool spread : {true, false}) {
+    SCOPED_TRACE(spread ? "spread search" : "linear search");
+    scatter::Options o;
+    o.super_block_pages = 60;
+    o.region_pages = 4;
+    o.spread = spread;
+    PoolOptions po;
+    po.scatter = o;
+    PoolHandle<ScatterAlloc> pool(60 * kPageBytes, po);
+    Buffer<std::uint64_t> out(60);
+    platform::parallel_for(1, FindsTheOnlyFreePage{pool.device(), out.data()});
+    platform::synchronize();
+    const std::vector<std::uint64_t> r = out.to_vector();
+    for (std::size_t k = 0; k < r.size(); ++k) EXPECT_EQ(r[k], 0u) << "freed page " << k;
+    EXPECT_NO_THROW(pool.check_errors());
+    expect_consistent(audit(pool));
+  }
+}
+
 // Frees `p` (out[0] gets the first page's count and bits after) in one thread.
 struct FreeOne {
   ScatterAlloc a;

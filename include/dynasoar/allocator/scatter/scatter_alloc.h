@@ -37,8 +37,9 @@
 //    still hints (a free may come before the flag is set): later passes over
 //    every page ignore them, so a counter that is off never hides memory.
 //  - The search starts at Eq. 3's page plus an offset per warp slot of the
-//    multiprocessor (Options::spread_warps), and passes a page that looks
-//    full with one load instead of an add and a give-back.
+//    multiprocessor, visits the regions of a super block in strides of a
+//    per-warp step (Options::spread), and passes a page that looks full
+//    with one load instead of an add and a give-back.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -100,12 +101,15 @@ struct Options {
   std::uint32_t k_size = 38183;
   /// k_mp of Eq. 3 (Sec. 8: 17497).
   std::uint32_t k_mp = 17497;
-  /// Not in the paper: the warps of one multiprocessor start apart, each
-  /// warp slot (%warpid) as many pages further as a whole warp's requests of
-  /// the size fill. Eq. 3 alone sends every warp of a multiprocessor to one
-  /// page, and all but the first few then search past the pages the others
-  /// filled. Off: Eq. 3 as published.
-  bool spread_warps = true;
+  /// Not in the paper: the search is spread out. The warps of one
+  /// multiprocessor start apart, each warp slot (%warpid) as many pages
+  /// further as a whole warp's requests of the size fill, and the regions
+  /// of a super block are visited in steps of a per-warp stride instead of
+  /// one after the other. Eq. 3 alone sends every warp of a multiprocessor
+  /// to one page, and a linear scan then walks past every page and region
+  /// that the warps before it filled. Off: Eq. 3 and the linear scan of the
+  /// paper.
+  bool spread = true;
   /// Serve the lanes of a warp that ask for the same size with one search
   /// and one reservation (malloc). Off: every lane for itself.
   bool coalesce = true;
@@ -167,7 +171,7 @@ struct ScatterAlloc {
   std::uint32_t max_frag;      ///< see Options::max_frag
   std::uint32_t k_size;        ///< k_S of Eq. 3
   std::uint32_t k_mp;          ///< k_mp of Eq. 3
-  bool spread_warps;           ///< see Options::spread_warps
+  bool spread;                 ///< see Options::spread
   bool coalesce;               ///< see Options::coalesce
   unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
 
@@ -216,7 +220,7 @@ struct ScatterAlloc {
     max_frag = o.max_frag;
     k_size = o.k_size;
     k_mp = o.k_mp;
-    spread_warps = o.spread_warps;
+    spread = o.spread;
     coalesce = o.coalesce;
   }
 
@@ -267,12 +271,12 @@ struct ScatterAlloc {
 
   /// Eq. 3: the page of super block s at which a search for `size` bytes by
   /// multiprocessor `mp` starts (an index into that super block), and with
-  /// spread_warps, warp slot `slot` of it that many pages further as a
+  /// spread, warp slot `slot` of it that many pages further as a
   /// warp's 32 requests of `size` take (at least one).
   DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
                                       std::uint32_t s) const {
     std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
-    if (spread_warps) h += std::uint64_t{slot} * ((32u * size + kPageBytes - 1) / kPageBytes);
+    if (spread) h += std::uint64_t{slot} * ((32u * size + kPageBytes - 1) / kPageBytes);
     return static_cast<std::uint32_t>(h % pages_in(s));
   }
 
@@ -378,34 +382,62 @@ struct ScatterAlloc {
     return Grant{};
   }
 
-  /// Alg. alloc within super block s: from the page of Eq. 3 onwards, around
-  /// the super block once, skipping a region whose fill level is too high
-  /// (with `hints`; lines 5-6 and 30-31). Bounded by the super block's pages.
+  /// Alg. alloc within super block s: region by region, each region once,
+  /// skipping a region whose fill level is too high (with `hints`; lines 5-6
+  /// and 30-31). The first region is the one of Eq. 3's page, searched from
+  /// that page around the region. The paper goes on to the next region;
+  /// with `spread` the next region is `step` regions further (a stride
+  /// coprime to the regions, so each is visited once), and every region is
+  /// searched from the same offset as the first. Bounded by the super
+  /// block's pages.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
                                  std::uint32_t want, std::uint32_t mp, std::uint32_t slot,
                                  bool hints) const {
-    const std::uint32_t first = s * super_pages;
+    const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
     const std::uint32_t n = pages_in(s);
-    std::uint32_t off = hash_page(size, mp, slot, s);
-    for (std::uint32_t visited = 0; visited < n;) {
-      if (hints && (visited == 0 || off % region_pages == 0)) {
-        const std::uint32_t region = (first + off) / region_pages;
-        const std::uint32_t region_start = region * region_pages - first;
-        const std::uint32_t region_end =
-            region_start + region_pages < n ? region_start + region_pages : n;
-        const std::int32_t full = platform::atomic_load(&region_full[region]);
-        if (std::int64_t{full} * 10 >= std::int64_t{region_end - region_start} * 9) {
-          visited += region_end - off;
-          off = region_end == n ? 0 : region_end;
-          continue;
+    const std::uint32_t regions = (n + region_pages - 1) / region_pages;
+    const std::uint32_t start = hash_page(size, mp, slot, s);
+    const std::uint32_t step = spread ? region_step(mp, slot, regions) : 1;
+    std::uint32_t r = start / region_pages;
+    for (std::uint32_t k = 0; k < regions; ++k) {
+      const std::uint32_t lo = r * region_pages;
+      const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
+      const std::int32_t full =
+          hints ? platform::atomic_load(&region_full[(first + lo) / region_pages]) : 0;
+      if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
+        const std::uint32_t from = k == 0 || spread ? start % region_pages % len : 0;
+        for (std::uint32_t i = 0; i < len; ++i) {
+          const std::uint32_t at = from + i < len ? from + i : from + i - len;
+          const Grant g = try_page(first + lo + at, size, smax, want);
+          if (g.granted != 0) return g;
         }
       }
-      const Grant g = try_page(first + off, size, smax, want);
-      if (g.granted != 0) return g;
-      ++visited;
-      off = off + 1 == n ? 0 : off + 1;
+      r = r + step < regions ? r + step : (r + step) % regions;
     }
     return Grant{};
+  }
+
+  /// The stride between the regions a warp visits (spread): from a hash of
+  /// its multiprocessor and slot, in [1, regions), coprime to `regions` so
+  /// that the visits cover every region once. The loop ends at the latest
+  /// at 1.
+  DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
+                                               std::uint32_t regions) {
+    if (regions <= 2) return 1;
+    const std::uint64_t h = platform::mix64((std::uint64_t{mp} << 32) | slot);
+    std::uint32_t step = 1 + static_cast<std::uint32_t>(h % (regions - 1));
+    while (gcd(step, regions) != 1) step = step + 1 == regions ? 1 : step + 1;
+    return step;
+  }
+
+  /// Greatest common divisor (Euclid).
+  DYNASOAR_HD static std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
+    while (b != 0) {
+      const std::uint32_t t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
   }
 
   /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
@@ -413,8 +445,11 @@ struct ScatterAlloc {
   DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
                              std::uint32_t want) const {
     PageUsage& page = pages[q];
+    // Both words with two loads issued together: one round trip per page.
     std::uint32_t c = platform::atomic_load(&page.chunk);
-    if (c == 0) {
+    const std::uint32_t reserved = platform::atomic_load(&page.count);
+    const bool unsplit = c == 0;
+    if (unsplit) {
       // Acq_rel: a thread that later reads this size synchronises with us,
       // and we with the reset or run free that last cleared the word (both
       // clear it with a release).
@@ -428,7 +463,7 @@ struct ScatterAlloc {
     // instead of an add and a give-back on its counter (two atomic round
     // trips on a word that every searcher of the page contends for). The
     // add of reserve() still decides; the load only saves it.
-    if (platform::atomic_load(&page.count) >= spots_of(c)) return Grant{};
+    if (!unsplit && reserved >= spots_of(c)) return Grant{};
     return reserve(q, c, want);
   }
 
