@@ -269,9 +269,10 @@ struct Registry<model::TypeList<Ts...>, L> : model::ClassModel<model::TypeList<T
   /// Bytes of every block: header plus the largest data segment of any class.
   /// In the AOS layout, at least the SOA layout's block: the same whenever
   /// every class's objects fit in it, so that both layouts give a heap of
-  /// the same bytes the same blocks. Larger only where the stride's
-  /// alignment padding outgrows the SOA arrays' (fields of mixed alignment
-  /// in the class of the largest data segment).
+  /// the same bytes the same blocks. Larger where a class's padded objects
+  /// (capacity x stride) do not fit: the SOA arrays of a class of 64 slots
+  /// have no slack, so any padding of its stride makes the block grow (the
+  /// paper's Sec. 6.2: only SOA arrays are aligned, not every object).
   static constexpr std::uint64_t kBlockBytes = [] {
     std::uint64_t data = 0;
     ((data = !Info<Ts>::kIsAbstract && Info<Ts>::data_bytes(kCapacity<Ts>) > data
