@@ -334,44 +334,18 @@ struct ScatterAlloc {
       const auto leader = static_cast<unsigned>(platform::ctz(remaining));
       const auto want = static_cast<std::uint32_t>(platform::popc(remaining));
       Grant g;
-      std::uint64_t claimed = 0;  // bits of word first / 64 the leader set for the group
-      if (lane == leader) {
-        g = find(size, want);
-        if (g.granted != 0) claimed = claim_run(g);
-      }
+      if (lane == leader) g = find(size, want);
       g.page = warp::shfl(remaining, g.page, leader);
       g.chunk = warp::shfl(remaining, g.chunk, leader);
       g.granted = warp::shfl(remaining, g.granted, leader);
       g.base = warp::shfl(remaining, g.base, leader);
-      claimed = warp::shfl(remaining, claimed, leader);
       if (g.granted == 0) return fail();  // no page has a free chunk of this size
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));
-      if (rank < g.granted) {
-        // The spot the leader set for us, or a search of our own (another
-        // thread held that spot; our reservation guarantees a free one).
-        const std::uint32_t spot = g.base % spots_of(g.chunk) + rank;
-        if ((claimed >> (spot % 64) & 1u) != 0) return chunk_address(g.page, g.chunk, spot);
+      if (rank < g.granted)
         return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base + rank));
-      }
       for (std::uint32_t i = 0; i < g.granted; ++i) remaining &= remaining - 1;  // the served lanes
     }
-  }
-
-  /// Not in the paper: the leader of a coalesced group sets the bits of the
-  /// spots [base, base + granted) with one atomic or, where they lie in one
-  /// word, instead of one load and one atomic or per lane on that same
-  /// word. Returns the bits it set (those that were clear); each is one of
-  /// the group's reservations, so the lanes whose bit was set already
-  /// still find a clear one (take_spot). 0 if the spots span two words.
-  DYNASOAR_HD std::uint64_t claim_run(const Grant& g) const {
-    const std::uint32_t first = g.base % spots_of(g.chunk);
-    if (first % 64 + g.granted > 64 || first + g.granted > spots_of(g.chunk)) return 0;
-    const std::uint64_t mask = platform::low_bits(g.granted) << (first % 64);
-    // Acquire: the chunks' last owners freed them with a release.
-    const std::uint64_t before =
-        platform::atomic_fetch_or(&pages[g.page].bits[first / 64], mask, platform::acquire);
-    return mask & ~before;
   }
 
   /// The search of Alg. alloc over the super blocks, starting at the active
