@@ -380,7 +380,10 @@ struct NewMany {
 TYPED_TEST(SoaLayouts, ConcurrentNewKeepsValues) {
   using W = typename TestFixture::Classes;
   constexpr std::size_t n = 4000;
-  auto heap = W::Handle::template for_objects<typename W::Big>(n + 64 * 4);
+  // Room for both classes' objects, and for the partly filled blocks that
+  // concurrent warps leave on a GPU (one heap sized for the Big objects
+  // alone ran out on the H100): this test is about values, not capacity.
+  auto heap = W::Handle::template for_objects<typename W::Big>(4 * n + 64 * 256);
   dynasoar::platform::parallel_for(n, NewMany<W>{heap.device()}, heap.stream());
   heap.check_errors();
   heap.template parallel_do<typename W::Small, &W::Small::destroy_if_odd>(heap.device());
