@@ -158,6 +158,8 @@ struct ScatterAlloc {
   static constexpr std::uint32_t kLocked = 1u << 30;
   /// Most times one reset repeats itself (see reset).
   static constexpr std::uint32_t kResetAttempts = 4;
+  /// Downward passes of a search for a run of pages (see malloc_run).
+  static constexpr std::uint32_t kRunPasses = 4;
 
   std::uint64_t mem;           ///< address of page 0 (16-byte aligned)
   PageUsage* pages;            ///< the usage table, one entry per page
@@ -589,16 +591,22 @@ struct ScatterAlloc {
   /// at the active super block, the first one at first), and claimed page by
   /// page from the run's top with a compare-and-swap of the chunk word from
   /// 0; a page that is not free ends the attempt, the pages claimed are given
-  /// back, and the search goes on below that page. Two downward passes
-  /// (searches that run side by side push each other down, and runs freed
-  /// above a search are found by its second pass): bounded by twice the
-  /// pages of the pool. Under contention a request may still fail although
-  /// a run exists (other searches held its pages at the moments it looked).
+  /// back, and the search goes on below that page. Up to kRunPasses
+  /// downward passes (searches that run side by side push each other down,
+  /// and runs freed above a search are found by a later pass), with a pause
+  /// between two: bounded by kRunPasses times the pages of the pool. Two
+  /// passes were too few once on a loaded two-core host (a conformance test
+  /// saw 2 of 160 runs of 32 pages fail in a pool of four times their size),
+  /// most likely because a claimer descheduled mid-claim sent the searches
+  /// beside it sliding down to the bottom of the pool. Under contention a request may still
+  /// fail although a run exists (other searches held its pages at the
+  /// moments it looked), but only after every pass met that.
   DYNASOAR_HD void* malloc_run(std::uint64_t n) const {
     const std::uint64_t need64 = (n + kPageBytes - 1) / kPageBytes;
     if (need64 > page_count) return fail();
     const auto need = static_cast<std::uint32_t>(need64);
-    for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint32_t pass = 0; pass < kRunPasses; ++pass) {
+      if (pass != 0) platform::spin_pause();  // lets claimers that hold pages finish
       std::int64_t start = std::int64_t{page_count} - need;
       while (start >= 0) {
         const auto base = static_cast<std::uint32_t>(start);
