@@ -1121,6 +1121,33 @@ TEST(CMallocScatter, SearchVisitsEveryRegionOfASuperBlock) {
   }
 }
 
+// The stride of the spread search, for every multiprocessor and warp slot of
+// an H100 (and more) and many region counts: in [1, regions) (1 for up to two
+// regions) and coprime to the regions, so that stepping by it from any region
+// visits every region once. (SearchVisitsEveryRegionOfASuperBlock sees only
+// the stride of the thread that runs it.)
+TEST(CMallocScatter, RegionStrideVisitsEveryRegionOnce) {
+  std::vector<std::uint32_t> counts;
+  for (std::uint32_t r = 1; r <= 70; ++r) counts.push_back(r);
+  for (const std::uint32_t r : {105u, 128u, 210u, 1000u, 1155u, 2048u}) counts.push_back(r);
+  for (const std::uint32_t regions : counts) {
+    std::vector<char> seen(regions);
+    for (std::uint32_t mp = 0; mp < 160; ++mp) {
+      for (std::uint32_t slot = 0; slot < 64; ++slot) {
+        const std::uint32_t step = ScatterAlloc::region_step(mp, slot, regions);
+        ASSERT_GE(step, 1u);
+        ASSERT_LT(step, regions <= 2 ? 2u : regions) << regions << " regions";
+        std::fill(seen.begin(), seen.end(), 0);
+        std::uint32_t r = (mp * 7 + slot) % regions, visited = 0;
+        for (std::uint32_t k = 0; k < regions; ++k, r = (r + step) % regions)
+          if (!seen[r]) seen[r] = 1, ++visited;
+        ASSERT_EQ(visited, regions)
+            << "step " << step << " of " << regions << " regions skips some";
+      }
+    }
+  }
+}
+
 // Frees `p` (out[0] gets the first page's count and bits after) in one thread.
 struct FreeOne {
   ScatterAlloc a;

@@ -107,7 +107,7 @@ struct Options {
   /// of a super block are visited in steps of a per-warp stride instead of
   /// one after the other. Eq. 3 alone sends every warp of a multiprocessor
   /// to one page, and a linear scan then walks past every page and region
-  /// that the warps before it filled. Off: Eq. 3 and the linear scan of the
+  /// that the warps before it filled. Off: Eq. 3 and a linear scan, close to that of the
   /// paper.
   bool spread = true;
   /// Serve the lanes of a warp that ask for the same size with one search
@@ -282,6 +282,29 @@ struct ScatterAlloc {
     return static_cast<std::uint32_t>(h % pages_in(s));
   }
 
+  /// The stride between the regions a warp visits (spread): from a hash of
+  /// its multiprocessor and slot, in [1, regions) (1 for one region), coprime to `regions` so
+  /// that the visits cover every region once. The loop ends at the latest
+  /// at 1.
+  DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
+                                               std::uint32_t regions) {
+    if (regions <= 2) return 1;
+    const std::uint64_t h = platform::mix64((std::uint64_t{mp} << 32) | slot);
+    std::uint32_t step = 1 + static_cast<std::uint32_t>(h % (regions - 1));
+    while (gcd(step, regions) != 1) step = step + 1 == regions ? 1 : step + 1;
+    return step;
+  }
+
+  /// Greatest common divisor (Euclid).
+  DYNASOAR_HD static std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
+    while (b != 0) {
+      const std::uint32_t t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
+  }
+
  private:
   /// A reservation of `granted` chunks on page `page` of chunk size `chunk`;
   /// `base` is the count before it (a hint where free chunks are).
@@ -341,7 +364,7 @@ struct ScatterAlloc {
       g.chunk = warp::shfl(remaining, g.chunk, leader);
       g.granted = warp::shfl(remaining, g.granted, leader);
       g.base = warp::shfl(remaining, g.base, leader);
-      if (g.granted == 0) return fail();  // no page has a free chunk of this size
+      if (g.granted == 0) return fail();  // find() found no chunk of this size for us
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));
       if (rank < g.granted)
@@ -386,8 +409,8 @@ struct ScatterAlloc {
 
   /// Alg. alloc within super block s: region by region, each region once,
   /// skipping a region whose fill level is too high (with `hints`; lines 5-6
-  /// and 30-31). The first region is the one of Eq. 3's page, searched from
-  /// that page around the region. The paper goes on to the next region;
+  /// and 30-31). The first region is the one of the start page
+  /// (hash_page), searched from that page around the region. The paper goes on to the next region;
   /// with `spread` the next region is `step` regions further (a stride
   /// coprime to the regions, so each is visited once), and every region is
   /// searched from the same offset as the first. Bounded by the super
@@ -419,35 +442,12 @@ struct ScatterAlloc {
     return Grant{};
   }
 
-  /// The stride between the regions a warp visits (spread): from a hash of
-  /// its multiprocessor and slot, in [1, regions), coprime to `regions` so
-  /// that the visits cover every region once. The loop ends at the latest
-  /// at 1.
-  DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
-                                               std::uint32_t regions) {
-    if (regions <= 2) return 1;
-    const std::uint64_t h = platform::mix64((std::uint64_t{mp} << 32) | slot);
-    std::uint32_t step = 1 + static_cast<std::uint32_t>(h % (regions - 1));
-    while (gcd(step, regions) != 1) step = step + 1 == regions ? 1 : step + 1;
-    return step;
-  }
-
-  /// Greatest common divisor (Euclid).
-  DYNASOAR_HD static std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
-    while (b != 0) {
-      const std::uint32_t t = a % b;
-      a = b;
-      b = t;
-    }
-    return a;
-  }
-
   /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
   /// split it for `size` if it is not split yet.
   DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
                              std::uint32_t want) const {
     PageUsage& page = pages[q];
-    // Both words with two loads issued together: one round trip per page.
+    // Both words with two independent loads, which the hardware can overlap.
     std::uint32_t c = platform::atomic_load(&page.chunk);
     const std::uint32_t reserved = platform::atomic_load(&page.count);
     const bool unsplit = c == 0;
@@ -509,9 +509,12 @@ struct ScatterAlloc {
   /// with a flip of the flag, whoever comes. (Deriving "full" from the
   /// reservation count, as the paper's free does, drifts: reservations that
   /// fail push the count above the chunks, so a free may not see the page
-  /// leave "full".) A free that comes between the filling reservation and
-  /// its flag leaves the page counted while it has one free chunk, until the
-  /// next free or the reset of that page: a hint, which find() treats as one.
+  /// leave "full".) Frees that come between the filling reservation and its
+  /// flag (any number, if the filling thread is delayed) leave the page
+  /// counted while it has free chunks, until the next free of that page:
+  /// a hint, which find() treats as one. The filling thread keeps a chunk of
+  /// the page, so that next free exists and no flag outlives the pool's
+  /// last free.
   DYNASOAR_HD void count_full(std::uint32_t q) const {
     if (platform::atomic_exchange(&pages[q].counted_full, 1u) == 0u) add_full(q, 1, 1);
   }
@@ -528,7 +531,8 @@ struct ScatterAlloc {
   /// from 0 to kLocked (one attempt: a failure means a new reservation or
   /// another reset holds it, and then there is nothing to do), clear its
   /// chunk size, unlock. A reservation that meets the lock fails and gives
-  /// back what it added; no thread waits for the holder, who does three steps.
+  /// back what it added; no thread waits for the holder, whose steps are
+  /// bounded.
   /// Only a chunk size is reset: run pages (whose word a reservation may have
   /// counted on while it read a stale size) are their owner's.
   ///
@@ -544,7 +548,7 @@ struct ScatterAlloc {
       std::uint32_t expected = 0;
       if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
         return;
-      uncount_full(q);
+      uncount_full(q);  // defensive: the page's last free cleared the flag already
       const std::uint32_t c = platform::atomic_load(&page.chunk);
       // Release: a run that takes the page with a compare-and-swap on this
       // 0 acquires it, so the chunks' last writes come before the run's.
