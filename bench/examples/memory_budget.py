@@ -68,6 +68,10 @@ import subprocess
 import sys
 import textwrap
 
+# The progress, time-out and checksum rules of the example comparison (this
+# script's folder is on sys.path when it runs).
+from run_examples import checksums_agree, last_progress, timed_out
+
 DEFAULT_SIZE_ARGS = {
     "wator": "--width {0} --height {1}",
     "gol": "--width {0} --height {1}",
@@ -81,14 +85,6 @@ DEFAULT_SIZE_ARGS = {
 # "error: dynasoar: the CMalloc pool of N bytes is out of memory; ...", the
 # k-d tree's "error: k-d tree: the X pool of N MiB is out of memory (...)".
 OUT_OF_MEMORY = re.compile(r"^error: .*\bis out of memory\b", re.M)
-
-
-def last_progress(stderr):
-    """(step, steps) of the last "name: step s / n" line the program printed, or None."""
-    if isinstance(stderr, bytes):
-        stderr = stderr.decode(errors="replace")
-    found = re.findall(r": step (\d+) / (\d+)$", stderr or "", re.M)
-    return (int(found[-1][0]), int(found[-1][1])) if found else None
 
 
 def parse_rung(text):
@@ -120,12 +116,7 @@ def run_once(program, args, timeout):
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         wall = (datetime.datetime.now() - start).total_seconds()
-        done = last_progress(e.stderr)
-        if not done or done[0] == 0:
-            return "timed out", None, f"timed out after {timeout:g} s", wall
-        step, steps = done
-        return "timed out", None, (f"timed out after {timeout:g} s at step {step} of {steps} "
-                                   f"(at that rate all steps take about {timeout * steps / step:.0f} s)"), wall
+        return "timed out", None, timed_out(e.stderr, timeout), wall
     wall = (datetime.datetime.now() - start).total_seconds()
     err = p.stderr.strip()
     if p.returncode == 1 and OUT_OF_MEMORY.search(err):
@@ -142,16 +133,6 @@ def run_once(program, args, timeout):
     except ValueError:
         return "failed", None, f"exit 0 but no JSON report on stdout: {p.stdout.strip()[-200:]}", wall
     return "ok", result, "", wall
-
-
-def checksums_agree(values, rtol):
-    """Whether the checksums of one size agree (floats within rtol)."""
-    if len(values) < 2:
-        return True
-    if all(isinstance(x, float) for x in values):
-        lo, hi = min(values), max(values)
-        return hi - lo <= rtol * max(abs(lo), abs(hi))
-    return len(set(values)) == 1
 
 
 def main():

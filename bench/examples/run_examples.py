@@ -32,6 +32,27 @@ def last_progress(stderr):
     return (int(found[-1][0]), int(found[-1][1])) if found else None
 
 
+def timed_out(stderr, timeout):
+    """What a run stopped after `timeout` seconds reached, from its progress output."""
+    done = last_progress(stderr)
+    if not done or done[0] == 0:
+        return f"timed out after {timeout:g} s"
+    step, steps = done
+    return (f"timed out after {timeout:g} s at step {step} of {steps} "
+            f"(at that rate all steps take about {timeout * steps / step:.0f} s)")
+
+
+def checksums_agree(values, rtol):
+    """Whether checksums agree: floating-point ones within rtol (relative), others exactly."""
+    values = list(values)
+    if len(values) < 2:
+        return True
+    if all(isinstance(x, float) for x in values):
+        lo, hi = min(values), max(values)
+        return hi - lo <= rtol * max(abs(lo), abs(hi))
+    return len(set(values)) == 1
+
+
 def run_once(program, args, timeout):
     # Without --quiet the program reports its progress on stderr (at most once
     # a second; the JSON report stays alone on stdout), so a run stopped at
@@ -40,12 +61,7 @@ def run_once(program, args, timeout):
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
-        done = last_progress(e.stderr)
-        if not done or done[0] == 0:
-            return None, f"timed out after {timeout:g} s"
-        step, steps = done
-        return None, (f"timed out after {timeout:g} s at step {step} of {steps} "
-                      f"(at that rate all steps take about {timeout * steps / step:.0f} s)")
+        return None, timed_out(e.stderr, timeout)
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
     return json.loads(p.stdout), None
@@ -106,15 +122,9 @@ def main():
         })
 
     done = [r for r in rows if "error" not in r]
-    sums = {r["checksum"] for r in done}
-    if sums and all(isinstance(x, float) for x in sums):  # n-body: equal up to rounding
-        lo, hi = min(sums), max(sums)
-        if hi - lo > o.rtol * max(abs(lo), abs(hi)):
-            print(f"checksums differ by more than {o.rtol} (relative): "
-                  + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
-            failed = True
-    elif len(sums) > 1:
-        print("checksums differ: " + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
+    if not checksums_agree((r["checksum"] for r in done), o.rtol):  # n-body's: up to rounding
+        print(f"checksums differ (floating-point ones by more than {o.rtol}, relative): "
+              + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
         failed = True
     base = next((r["total_ms"] for r in done if r["variant"] == "baseline"), None)
 

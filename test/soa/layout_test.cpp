@@ -191,28 +191,25 @@ TEST(SoaAosLayout, InheritedFieldsKeepTheirOffsets) {
 
 // Where stride padding outgrows the SOA arrays (char and double: 9 bytes of
 // fields, a 16-byte stride), the AOS block grows and the capacity stays.
-class Padded;
-using PaddedAlloc = dynasoar::BitmapAllocator<Padded>;
-class Padded : public PaddedAlloc::Base {
- public:
-  declare_field_types(Padded, char, double)
-  Field<Padded, 0> c;
-  Field<Padded, 1> d;
-};
-class PaddedSoa;
-using PaddedSoaAlloc = dynasoar::SoaAllocator<PaddedSoa>;
-class PaddedSoa : public PaddedSoaAlloc::Base {
- public:
-  declare_field_types(PaddedSoa, char, double)
-  Field<PaddedSoa, 0> c;
-  Field<PaddedSoa, 1> d;
+template <Layout L>
+struct PaddedWorld {
+  class Padded;
+  using Alloc = dynasoar::HeapAllocator<L, Padded>;
+  class Padded : public Alloc::Base {
+   public:
+    declare_field_types(Padded, char, double)
+    Field<Padded, 0> c;
+    Field<Padded, 1> d;
+  };
 };
 
 TEST(SoaAosLayout, BlockGrowsOnlyWhereObjectsDoNotFit) {
-  EXPECT_EQ(PaddedAlloc::Registry::kCapacity<Padded>, 64u);
-  EXPECT_EQ(PaddedSoaAlloc::Registry::kCapacity<PaddedSoa>, 64u);
-  EXPECT_EQ(PaddedSoaAlloc::Handle::kBlockBytes, 64u + 64u + 512u);
-  EXPECT_EQ(PaddedAlloc::Handle::kBlockBytes, 64u + 64u * 16u);
+  using Aos = PaddedWorld<Layout::kAos>;
+  using Soa = PaddedWorld<Layout::kSoa>;
+  EXPECT_EQ(Aos::Alloc::Registry::kCapacity<Aos::Padded>, 64u);
+  EXPECT_EQ(Soa::Alloc::Registry::kCapacity<Soa::Padded>, 64u);
+  EXPECT_EQ(Soa::Alloc::Handle::kBlockBytes, 64u + 64u + 512u);
+  EXPECT_EQ(Aos::Alloc::Handle::kBlockBytes, 64u + 64u * 16u);
 }
 
 // --- field addresses of live objects -----------------------------------------------------
