@@ -40,6 +40,8 @@
 //    multiprocessor, visits the regions of a super block in strides of a
 //    per-warp step (Options::spread), and passes a page that looks full
 //    with one load instead of an add and a give-back.
+//  - A region's pages are loaded kScanBatch at a time before they are
+//    tried: a search past full pages waits once per batch, not per page.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -279,18 +281,26 @@ struct ScatterAlloc {
                                       std::uint32_t s) const {
     std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
     if (spread) h += std::uint64_t{slot} * ((32u * size + kPageBytes - 1) / kPageBytes);
-    return static_cast<std::uint32_t>(h % pages_in(s));
+    return modulo(h, pages_in(s));
   }
 
   /// The stride between the regions a warp visits (spread): from a hash of
   /// its multiprocessor and slot, in [1, regions) (1 for one region), coprime to `regions` so
-  /// that the visits cover every region once. The loop ends at the latest
-  /// at 1.
+  /// that the visits cover every region once. A power of two (the default
+  /// settings) takes any odd stride, with no division; otherwise the loop
+  /// ends at the latest at 1.
   DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
                                                std::uint32_t regions) {
     if (regions <= 2) return 1;
-    const std::uint64_t h = platform::mix64((std::uint64_t{mp} << 32) | slot);
-    std::uint32_t step = 1 + static_cast<std::uint32_t>(h % (regions - 1));
+    // 32-bit multiplicative hash: this runs on every search, and the 64-bit
+    // modulo of a 64-bit hash cost a one-lane warp a sizeable part of its
+    // search (ScatterAlloc's 16 B per-warp case).
+    std::uint32_t h = mp * 0x9E3779B1u + slot * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 13;
+    if ((regions & (regions - 1)) == 0) return (h & (regions - 1)) | 1u;
+    std::uint32_t step = 1 + h % (regions - 1);
     while (gcd(step, regions) != 1) step = step + 1 == regions ? 1 : step + 1;
     return step;
   }
@@ -318,6 +328,13 @@ struct ScatterAlloc {
   DYNASOAR_HD std::uint32_t pages_in(std::uint32_t s) const {
     const std::uint32_t first = s * super_pages;
     return page_count - first < super_pages ? page_count - first : super_pages;
+  }
+
+  /// h mod n, with a mask where n is a power of two (the default super
+  /// blocks): a 64-bit division is a long instruction sequence on the GPU.
+  DYNASOAR_HD static std::uint32_t modulo(std::uint64_t h, std::uint32_t n) {
+    return (n & (n - 1)) == 0 ? static_cast<std::uint32_t>(h) & (n - 1)
+                              : static_cast<std::uint32_t>(h % n);
   }
 
   DYNASOAR_HD void* fail() const {
@@ -373,6 +390,19 @@ struct ScatterAlloc {
     }
   }
 
+  /// Where a warp's search starts in a super block of n pages: the page of
+  /// Eq. 3 (hash_page) and the stride between regions (region_step).
+  struct Probe {
+    std::uint32_t start;
+    std::uint32_t step;
+  };
+  DYNASOAR_HD Probe probe(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
+                          std::uint32_t s) const {
+    const std::uint32_t n = pages_in(s);
+    return {hash_page(size, mp, slot, s),
+            spread ? region_step(mp, slot, (n + region_pages - 1) / region_pages) : 1u};
+  }
+
   /// The search of Alg. alloc over the super blocks, starting at the active
   /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
   /// blocks and regions that are 90% full. If it finds nothing, a second pass
@@ -384,6 +414,9 @@ struct ScatterAlloc {
     const std::uint32_t start = platform::atomic_load(active) % super_blocks;
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
     const auto slot = static_cast<std::uint32_t>(platform::warp::warp_slot());
+    // Every super block but the last has super_pages pages: one probe serves
+    // them all, computed once per search rather than once per super block.
+    const Probe whole = probe(size, mp, slot, 0);
     for (int pass = 0; pass < 3; ++pass) {
       // The last pass also takes chunks more than max_frag times the request:
       // a pool with no page of a fitting size serves it rather than fail.
@@ -394,7 +427,8 @@ struct ScatterAlloc {
         if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
                              std::int64_t{pages_in(s)} * 9)
           continue;
-        const Grant g = search_super(s, size, smax, want, mp, slot, pass == 0);
+        const Probe at = pages_in(s) == super_pages ? whole : probe(size, mp, slot, s);
+        const Grant g = search_super(s, size, smax, want, at, pass == 0);
         if (g.granted != 0) {
           if (s != start) {  // one attempt: the pointer is a hint, nobody waits on it
             std::uint32_t expected = start;
@@ -407,49 +441,78 @@ struct ScatterAlloc {
     return Grant{};
   }
 
+  /// Pages whose usage words a search loads together before it tries the
+  /// first of them (see search_super).
+  static constexpr std::uint32_t kScanBatch = 8;
+
   /// Alg. alloc within super block s: region by region, each region once,
   /// skipping a region whose fill level is too high (with `hints`; lines 5-6
   /// and 30-31). The first region is the one of the start page
-  /// (hash_page), searched from that page around the region. The paper goes on to the next region;
-  /// with `spread` the next region is `step` regions further (a stride
+  /// (`at.start`), searched from that page around the region. The paper goes on to the next region;
+  /// with `spread` the next region is `at.step` regions further (a stride
   /// coprime to the regions, so each is visited once), and every region is
   /// searched from the same offset as the first. Bounded by the super
   /// block's pages.
+  ///
+  /// Not in the paper: the chunk size and count of kScanBatch pages are
+  /// loaded together, then the pages are tried in order with those values.
+  /// A search that walks past full pages (a warp that comes late to a
+  /// filling region) then waits for one round trip to the usage table per
+  /// batch instead of one per page. The values are hints, as the paper's
+  /// single loads are: the compare-and-swap and the add of try_page decide.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
-                                 std::uint32_t want, std::uint32_t mp, std::uint32_t slot,
-                                 bool hints) const {
+                                 std::uint32_t want, Probe at, bool hints) const {
     const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
     const std::uint32_t n = pages_in(s);
     const std::uint32_t regions = (n + region_pages - 1) / region_pages;
-    const std::uint32_t start = hash_page(size, mp, slot, s);
-    const std::uint32_t step = spread ? region_step(mp, slot, regions) : 1;
-    std::uint32_t r = start / region_pages;
+    std::uint32_t r = at.start / region_pages;
     for (std::uint32_t k = 0; k < regions; ++k) {
       const std::uint32_t lo = r * region_pages;
       const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
       const std::int32_t full =
           hints ? platform::atomic_load(&region_full[(first + lo) / region_pages]) : 0;
       if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
-        const std::uint32_t from = k == 0 || spread ? start % region_pages % len : 0;
-        for (std::uint32_t i = 0; i < len; ++i) {
-          const std::uint32_t at = from + i < len ? from + i : from + i - len;
-          const Grant g = try_page(first + lo + at, size, smax, want);
-          if (g.granted != 0) return g;
+        const std::uint32_t from = k == 0 || spread ? at.start % region_pages % len : 0;
+        for (std::uint32_t i0 = 0; i0 < len; i0 += kScanBatch) {
+          std::uint32_t chunk[kScanBatch], count[kScanBatch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
+            if (i0 + j < len) {
+              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
+              chunk[j] = platform::atomic_load(&pages[q].chunk);
+              count[j] = platform::atomic_load(&pages[q].count);
+            }
+          }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
+            if (i0 + j < len) {
+              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
+              const Grant g = try_page(q, size, smax, want, chunk[j], count[j]);
+              if (g.granted != 0) return g;
+            }
+          }
         }
       }
-      r = r + step < regions ? r + step : (r + step) % regions;
+      r = r + at.step < regions ? r + at.step : (r + at.step) % regions;
     }
     return Grant{};
   }
 
-  /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
-  /// split it for `size` if it is not split yet.
+  /// i mod len for i < 2 len.
+  DYNASOAR_HD static std::uint32_t wrap(std::uint32_t i, std::uint32_t len) {
+    return i < len ? i : i - len;
+  }
+
+  /// Alg. alloc lines 8-27 for page q, whose chunk size and count were
+  /// loaded as `c` and `reserved`: use it if its chunk size fits, or split
+  /// it for `size` if it is not split yet.
   DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
-                             std::uint32_t want) const {
+                             std::uint32_t want, std::uint32_t c, std::uint32_t reserved) const {
     PageUsage& page = pages[q];
-    // Both words with two independent loads, which the hardware can overlap.
-    std::uint32_t c = platform::atomic_load(&page.chunk);
-    const std::uint32_t reserved = platform::atomic_load(&page.count);
     const bool unsplit = c == 0;
     if (unsplit) {
       // Acq_rel: a thread that later reads this size synchronises with us,
