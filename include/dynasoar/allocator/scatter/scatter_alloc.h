@@ -40,8 +40,6 @@
 //    multiprocessor, visits the regions of a super block in strides of a
 //    per-warp step (Options::spread), and passes a page that looks full
 //    with one load instead of an add and a give-back.
-//  - A region's pages are loaded kScanBatch at a time before they are
-//    tried: a search past full pages waits once per batch, not per page.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -441,10 +439,6 @@ struct ScatterAlloc {
     return Grant{};
   }
 
-  /// Pages whose usage words a search loads together before it tries the
-  /// first of them (see search_super).
-  static constexpr std::uint32_t kScanBatch = 8;
-
   /// Alg. alloc within super block s: region by region, each region once,
   /// skipping a region whose fill level is too high (with `hints`; lines 5-6
   /// and 30-31). The first region is the one of the start page
@@ -453,13 +447,6 @@ struct ScatterAlloc {
   /// coprime to the regions, so each is visited once), and every region is
   /// searched from the same offset as the first. Bounded by the super
   /// block's pages.
-  ///
-  /// Not in the paper: the chunk size and count of kScanBatch pages are
-  /// loaded together, then the pages are tried in order with those values.
-  /// A search that walks past full pages (a warp that comes late to a
-  /// filling region) then waits for one round trip to the usage table per
-  /// batch instead of one per page. The values are hints, as the paper's
-  /// single loads are: the compare-and-swap and the add of try_page decide.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
                                  std::uint32_t want, Probe at, bool hints) const {
     const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
@@ -473,28 +460,10 @@ struct ScatterAlloc {
           hints ? platform::atomic_load(&region_full[(first + lo) / region_pages]) : 0;
       if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
         const std::uint32_t from = k == 0 || spread ? at.start % region_pages % len : 0;
-        for (std::uint32_t i0 = 0; i0 < len; i0 += kScanBatch) {
-          std::uint32_t chunk[kScanBatch], count[kScanBatch];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
-            if (i0 + j < len) {
-              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
-              chunk[j] = platform::atomic_load(&pages[q].chunk);
-              count[j] = platform::atomic_load(&pages[q].count);
-            }
-          }
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
-            if (i0 + j < len) {
-              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
-              const Grant g = try_page(q, size, smax, want, chunk[j], count[j]);
-              if (g.granted != 0) return g;
-            }
-          }
+        for (std::uint32_t i = 0; i < len; ++i) {
+          const std::uint32_t q = first + lo + (from + i < len ? from + i : from + i - len);
+          const Grant g = try_page(q, size, smax, want);
+          if (g.granted != 0) return g;
         }
       }
       r = r + at.step < regions ? r + at.step : (r + at.step) % regions;
@@ -502,17 +471,14 @@ struct ScatterAlloc {
     return Grant{};
   }
 
-  /// i mod len for i < 2 len.
-  DYNASOAR_HD static std::uint32_t wrap(std::uint32_t i, std::uint32_t len) {
-    return i < len ? i : i - len;
-  }
-
-  /// Alg. alloc lines 8-27 for page q, whose chunk size and count were
-  /// loaded as `c` and `reserved`: use it if its chunk size fits, or split
-  /// it for `size` if it is not split yet.
+  /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
+  /// split it for `size` if it is not split yet.
   DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
-                             std::uint32_t want, std::uint32_t c, std::uint32_t reserved) const {
+                             std::uint32_t want) const {
     PageUsage& page = pages[q];
+    // Both words with two independent loads, which the hardware can overlap.
+    std::uint32_t c = platform::atomic_load(&page.chunk);
+    const std::uint32_t reserved = platform::atomic_load(&page.count);
     const bool unsplit = c == 0;
     if (unsplit) {
       // Acq_rel: a thread that later reads this size synchronises with us,
