@@ -36,7 +36,10 @@ def timed_out(stderr, timeout):
     """What a run stopped after `timeout` seconds reached, from its progress output."""
     done = last_progress(stderr)
     if not done or done[0] == 0:
-        return f"timed out after {timeout:g} s"
+        # The programs report at most once a second, so no report means that
+        # no step ended after the first second: set-up or one step took the rest.
+        return (f"timed out after {timeout:g} s with no step reported "
+                f"(no step ended after its first second)")
     step, steps = done
     return (f"timed out after {timeout:g} s at step {step} of {steps} "
             f"(at that rate all steps take about {timeout * steps / step:.0f} s)")
