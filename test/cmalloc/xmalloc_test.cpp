@@ -176,6 +176,67 @@ TEST(CMallocXMalloc, FullQueueHandsBlocksToTheUnderlyingAllocator) {
   EXPECT_NO_THROW(pool.check_errors());
 }
 
+// Two enqueues meet on one slot of a queue of two slots, played step by
+// step (as warps of a GPU interleave them): a stalled enqueue S read the
+// tail when it was message 0 and then its slot; meanwhile message 0 is
+// dequeued from the tail, messages 1 and 2 are enqueued and 1 is dequeued.
+// The enqueue E of message 3 reads the tail (message 2) and its slot, which
+// is message 0's slot and still holds what S read. S now moves message 0
+// into that slot, so E's first compare-and-swap on it fails although the
+// slot holds an older message than 2. E must still put message 2 there
+// before it appends 3; otherwise no dequeue can ever take message 2 (its
+// slot names a block long gone), the queue stays full, and its block is
+// lost.
+struct StaleMoveScript {
+  XMalloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    const std::uint32_t qi = a.queue_of(0, 0);
+    std::uint32_t p = 0;
+    a.enqueue(qi, 11);                                      // message 0, in the tail word
+    const std::uint64_t s_tail = a.tail_word(qi);           // S reads the tail,
+    const std::uint64_t s_seen = a.slot_word(qi, s_tail);   // and its slot; S stalls
+    a.dequeue(qi, p);                                       // 11, from the tail word
+    a.enqueue(qi, 12);                                      // message 1 (queue was empty)
+    a.enqueue(qi, 13);                                      // message 2; 1 moves to its slot
+    a.dequeue(qi, p);                                       // 12, from its slot
+    const std::uint64_t e_tail = a.tail_word(qi);           // E reads the tail,
+    const std::uint64_t e_seen = a.slot_word(qi, e_tail);   // and its slot
+    out[0] = e_seen == s_seen;                              // the slot S read, unchanged
+    out[1] = a.append(qi, 99, s_tail, s_seen);              // S moves message 0; too late to append
+    out[2] = a.append(qi, 14, e_tail, e_seen);              // E
+    out[3] = a.queue_size(qi);
+    out[10] = a.queued_block(qi, 0) == a.mem + 13 * kAlignment;  // what an audit reads
+    for (int i = 0; i < 3; ++i) {
+      p = 0;
+      out[4 + 2 * i] = a.dequeue(qi, p);
+      out[5 + 2 * i] = p;
+    }
+  }
+};
+
+TEST(CMallocXMalloc, EnqueueMovesTheTailIntoItsSlotPastAStaleMove) {
+  Options options;
+  options.queues = 1;
+  options.queue_slots = 2;
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  ASSERT_EQ(pool.device().slots, 2u);
+  Buffer<std::uint64_t> out(11);
+  platform::parallel_for(1, StaleMoveScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> o = out.to_vector();
+  ASSERT_EQ(o[0], 1u) << "the script did not set up the interleaving";
+  EXPECT_EQ(o[1], XMalloc::kContended) << "the stale enqueue must not append";
+  EXPECT_EQ(o[2], XMalloc::kDone);
+  EXPECT_EQ(o[3], 2u);
+  EXPECT_EQ(o[10], 1u) << "the queue's head names another block than message 2's";
+  EXPECT_EQ(o[4], XMalloc::kDone) << "message 2 is not in its slot: the queue is stuck";
+  EXPECT_EQ(o[5], 13u);
+  EXPECT_EQ(o[6], XMalloc::kDone);
+  EXPECT_EQ(o[7], 14u);
+  EXPECT_EQ(o[8], XMalloc::kEmpty);
+}
+
 // --- contended churn, then an audit -----------------------------------------------------
 
 struct Held {

@@ -49,9 +49,11 @@
 //    been handed out again with a piece at the same place.
 //
 // Forward progress. No thread ever waits for another. The queue operations
-// make one attempt each (a failed compare-and-swap means another thread's
-// operation on that queue succeeded) and a caller makes at most
-// kQueueProbes of them before it falls back to the underlying allocator,
+// make one attempt each (a failed compare-and-swap on the head or tail
+// means another thread's operation on that queue succeeded; the one loop
+// inside, an enqueue's move of the old tail into its slot, retries only
+// while other enqueues write that slot, see append) and a caller makes at
+// most kQueueProbes of them before it falls back to the underlying allocator,
 // whose loops are bounded or lock-free (scatter_alloc.h). The drain is
 // bounded by the queues' capacity. So the allocator is correct under
 // independent thread scheduling and for grids whose blocks are not all
@@ -369,28 +371,57 @@ struct XMalloc {
   /// attempt: a caller that gets kContended or kFull moves on.
   DYNASOAR_HD Outcome enqueue(std::uint32_t qi, std::uint32_t payload) const {
     const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
-    std::uint64_t* tail = tail_of(qi);
-    const std::uint64_t t = platform::atomic_load(tail, platform::acquire);
-    const std::uint32_t tail_seq = message_seq(t);
-    const std::uint32_t held = tail_seq + 1 - h;  // a stale h only makes it larger
+    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
+    const std::uint32_t held = message_seq(t) + 1 - h;  // a stale h only makes it larger
     if (held >= slots) return kFull;
     // The old tail moves into the array, unless the queue is empty (then it
-    // was dequeued). Its slot holds message tail_seq - slots or older, which
-    // is dequeued (held < slots), or tail_seq itself if another thread moved
-    // it already; a failed compare-and-swap means that thread did.
-    if (held != 0) {
-      std::uint64_t* slot = slot_of(qi, tail_seq);
-      std::uint64_t old = platform::atomic_load(slot);
-      if (static_cast<std::int32_t>(tail_seq - message_seq(old)) > 0)
-        platform::atomic_compare_exchange(slot, old, t, platform::release);
+    // was dequeued, and `seen` = t says that nothing needs to move).
+    return append(qi, payload, t, held != 0 ? slot_word(qi, t) : t);
+  }
+
+  /// The rest of an enqueue that read tail message `t` (of a queue that was
+  /// not full) and then `seen` in the slot of t: puts t into its slot, then
+  /// replaces the tail with message t + 1 carrying `payload` (kDone), or
+  /// finds that another enqueue did first (kContended). Public so that tests
+  /// can play a stalled enqueue; enqueue() is the one to call.
+  ///
+  /// The slot of t holds message t - slots or older, which is dequeued
+  /// (held < slots), or t itself if another thread moved it already. Stale
+  /// enqueues also write this slot: one that read the tail when it was
+  /// message t - slots (or older) moves that message here, and if its
+  /// compare-and-swap lands between our read and ours, ours fails although
+  /// the slot holds an older message than t. So a failure is not "someone
+  /// moved t": we read the slot again and retry while it holds an older
+  /// message. Forward progress: the slot's messages only get newer (every
+  /// write replaces an older message by a newer one), so each failure means
+  /// another enqueue wrote the slot once, and each enqueue writes it at most
+  /// once; the loop ends after at most as many failures as enqueues on this
+  /// queue overlap ours, and no thread waits for another.
+  DYNASOAR_HD Outcome append(std::uint32_t qi, std::uint32_t payload, std::uint64_t t,
+                             std::uint64_t seen) const {
+    const std::uint32_t tail_seq = message_seq(t);
+    std::uint64_t* slot = slot_of(qi, tail_seq);
+    // Release: whoever dequeues message t from the slot sees the block as
+    // its enqueue left it (we read t with an acquire).
+    while (static_cast<std::int32_t>(tail_seq - message_seq(seen)) > 0 &&
+           !platform::atomic_compare_exchange(slot, seen, t, platform::release)) {
     }
     std::uint64_t expected = t;
     // Release: the block's contents and header, and the slot just written,
     // come before any dequeue that takes this message.
-    return platform::atomic_compare_exchange(tail, expected, message(tail_seq + 1, payload),
+    return platform::atomic_compare_exchange(tail_of(qi), expected, message(tail_seq + 1, payload),
                                              platform::acq_rel)
                ? kDone
                : kContended;
+  }
+
+  /// The tail message of queue qi as stored (for tests that play an enqueue's steps).
+  DYNASOAR_HD std::uint64_t tail_word(std::uint32_t qi) const {
+    return platform::atomic_load(tail_of(qi), platform::acquire);
+  }
+  /// What the slot of message `m` of queue qi holds now (the same).
+  DYNASOAR_HD std::uint64_t slot_word(std::uint32_t qi, std::uint64_t m) const {
+    return platform::atomic_load(slot_of(qi, message_seq(m)));
   }
 
  private:
