@@ -539,6 +539,12 @@ struct XMalloc {
       namespace warp = platform::warp;
       const warp::lane_mask present = warp::present_lanes();
       const warp::lane_mask group = warp::match_any(present, block);
+      // The group meets before its lowest lane subtracts for all of it:
+      // match_any orders no memory, a barrier does among its lanes. So every
+      // lane's last use of its piece comes before the lowest lane's release
+      // below, and so before the block's next owner's use. Straight-line: every
+      // lane of `group` gets here.
+      warp::sync(group);
       if (warp::lane_id() % 32u != static_cast<unsigned>(platform::ctz(group))) return;
       n = static_cast<std::uint32_t>(platform::popc(group));
     }
