@@ -222,7 +222,13 @@ struct PoolVariant {
 };
 template <class Alloc>
 std::vector<PoolVariant> survey_variants(const std::vector<unsigned>& per_processor) {
-  if constexpr (!Alloc::kCircular) {
+  if constexpr (std::is_same_v<Alloc, dynasoar::scatter::ScatterAlloc>) {
+    // Its search as we run it, and as the paper describes it (Eq. 3 only,
+    // regions one after the other): what scatter.md's deviation buys.
+    PoolOptions paper;
+    paper.scatter.spread = false;
+    return {{"", PoolOptions{}}, {"+paper_search", paper}};
+  } else if constexpr (!Alloc::kCircular) {
     return {{"", PoolOptions{}}};
   } else {
     std::vector<PoolVariant> v;

@@ -6,27 +6,62 @@ writes a CSV (with the median time of every phase) and a Markdown table.
     bench/examples/run_examples.py --bin build-cuda/example --example wator \\
         --args "--width 2048 --height 2560 --steps 500" --reps 3 --out bench/results/X
 
-Each program is run with --json --quiet; the time reported is the median of
+Each program is run with --json; the time reported is the median of
 --reps runs of the program's own measurement (the simulation loop, CUDA
 events on a GPU). The table gives each variant's ratio to the baseline.
-Exit code 1 if the checksums differ or a run fails.
+A run over --timeout is stopped and recorded as failed with the last step
+its progress output reached. Exit code 1 if the checksums differ or a run
+fails.
 """
 import argparse
 import csv
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
 import sys
 
 
+def last_progress(stderr):
+    """(step, steps) of the last "name: step s / n" line the program printed, or None."""
+    if isinstance(stderr, bytes):
+        stderr = stderr.decode(errors="replace")
+    found = re.findall(r": step (\d+) / (\d+)$", stderr or "", re.M)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
+
+
+def timed_out(stderr, timeout):
+    """What a run stopped after `timeout` seconds reached, from its progress output."""
+    done = last_progress(stderr)
+    if not done or done[0] == 0:
+        return f"timed out after {timeout:g} s"
+    step, steps = done
+    return (f"timed out after {timeout:g} s at step {step} of {steps} "
+            f"(at that rate all steps take about {timeout * steps / step:.0f} s)")
+
+
+def checksums_agree(values, rtol):
+    """Whether checksums agree: floating-point ones within rtol (relative), others exactly."""
+    values = list(values)
+    if len(values) < 2:
+        return True
+    if all(isinstance(x, float) for x in values):
+        lo, hi = min(values), max(values)
+        return hi - lo <= rtol * max(abs(lo), abs(hi))
+    return len(set(values)) == 1
+
+
 def run_once(program, args, timeout):
-    cmd = [program] + args + ["--json", "--quiet"]
+    # Without --quiet the program reports its progress on stderr (at most once
+    # a second; the JSON report stays alone on stdout), so a run stopped at
+    # the limit still says how far it got.
+    cmd = [program] + args + ["--json"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, f"timed out after {timeout} s"
+    except subprocess.TimeoutExpired as e:
+        return None, timed_out(e.stderr, timeout)
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
     return json.loads(p.stdout), None
@@ -87,15 +122,9 @@ def main():
         })
 
     done = [r for r in rows if "error" not in r]
-    sums = {r["checksum"] for r in done}
-    if sums and all(isinstance(x, float) for x in sums):  # n-body: equal up to rounding
-        lo, hi = min(sums), max(sums)
-        if hi - lo > o.rtol * max(abs(lo), abs(hi)):
-            print(f"checksums differ by more than {o.rtol} (relative): "
-                  + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
-            failed = True
-    elif len(sums) > 1:
-        print("checksums differ: " + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
+    if not checksums_agree((r["checksum"] for r in done), o.rtol):  # n-body's: up to rounding
+        print(f"checksums differ (floating-point ones by more than {o.rtol}, relative): "
+              + ", ".join(f"{r['variant']}={r['checksum']}" for r in done), file=sys.stderr)
         failed = True
     base = next((r["total_ms"] for r in done if r["variant"] == "baseline"), None)
 

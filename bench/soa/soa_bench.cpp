@@ -19,6 +19,12 @@
 //    whole pipeline: block enumeration, snapshot of the iteration bitmaps
 //    and the do-all kernel. A second baseline offsets both arrays by 64
 //    bytes, the heap's alignment, to show what that alignment costs.
+// 4b. layout: the same do-all on the heap's two block layouts, SOA
+//    (dynasoar) and AOS (bitmap_alloc, paper Sec. 6), N = 2^10 .. 2^26: a
+//    class of two floats (both read and written: AOS touches no extra
+//    bytes) and one of eight floats whose do-all uses the first two (AOS
+//    reads whole 32-byte objects for 8 useful bytes). Ratio: AOS time / SOA
+//    time; the sums must agree between the layouts.
 // 5. empty_parallel_do: the fixed cost of a parallel_do over a class with no
 //    objects, as GPU time (CUDA events around the queued steps) and as the
 //    host's wall-clock time of the blocking call.
@@ -26,6 +32,7 @@
 //    bitmap's enumeration kernels are in bitmap_bench's domain).
 //
 // Usage: soa_bench [--quick] [--csv FILE] [--only NAME]...
+//   NAME: scalability utilisation ablation do_all layout empty registers
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -76,6 +83,63 @@ class Particle : public DoAllAlloc::Base {
   }
 };
 using DoAllHandle = dynasoar::AllocatorHandle<DoAllAlloc>;
+
+// The classes of the layout benchmark, on a heap of layout L (in a class
+// template, Field is not found through the dependent base class).
+using dynasoar::Field;
+template <dynasoar::soa::Layout L>
+struct LayoutWorld {
+  class Pair;
+  class Wide;
+  using Alloc = dynasoar::HeapAllocator<L, Pair, Wide>;
+  using Handle = dynasoar::AllocatorHandle<Alloc>;
+
+  class Pair : public Alloc::Base {  // 8 bytes, all of them used
+   public:
+    declare_field_types(Pair, float, float)
+    Field<Pair, 0> pos;
+    Field<Pair, 1> vel;
+    DYNASOAR_HD explicit Pair(int i) : pos(static_cast<float>(i % 1024)), vel(1.0f) {}
+    DYNASOAR_HD void step(float dt) {
+      pos += vel * dt;
+      vel *= 0.999f;
+    }
+    DYNASOAR_HD void add_to(double* sums) {
+      dynasoar::platform::atomic_fetch_add(&sums[0], static_cast<double>(pos));
+      dynasoar::platform::atomic_fetch_add(&sums[1], static_cast<double>(vel));
+    }
+  };
+
+  class Wide : public Alloc::Base {  // 32 bytes, 8 of them used by step
+   public:
+    declare_field_types(Wide, float, float, float, float, float, float, float, float)
+    Field<Wide, 0> pos;
+    Field<Wide, 1> vel;
+    Field<Wide, 2> a;
+    Field<Wide, 3> b;
+    Field<Wide, 4> c;
+    Field<Wide, 5> d;
+    Field<Wide, 6> e;
+    Field<Wide, 7> f;
+    DYNASOAR_HD explicit Wide(int i)
+        : pos(static_cast<float>(i % 1024)),
+          vel(1.0f),
+          a(0.0f),
+          b(0.0f),
+          c(0.0f),
+          d(0.0f),
+          e(0.0f),
+          f(0.0f) {}
+    DYNASOAR_HD void step(float dt) {
+      pos += vel * dt;
+      vel *= 0.999f;
+    }
+    DYNASOAR_HD void add_to(double* sums) {
+      dynasoar::platform::atomic_fetch_add(&sums[0], static_cast<double>(pos));
+      dynasoar::platform::atomic_fetch_add(&sums[1], static_cast<double>(vel));
+    }
+  };
+};
 
 // --- kernels ----------------------------------------------------------------------------
 
@@ -408,6 +472,70 @@ void bench_do_all(dynasoar::bench::Csv& csv, const Options& o) {
   }
 }
 
+// --- 4b. the heap's two block layouts ------------------------------------------------------
+
+struct LayoutRun {
+  dynasoar::bench::Timing timing;
+  std::vector<double> sums;
+};
+
+// n objects of class C of World's heap, stepped by timed do-alls, then summed.
+template <class World, class C>
+LayoutRun run_layout(std::size_t n, int warmup, int reps, float dt) {
+  using Handle = typename World::Handle;
+  Handle heap(2 * Handle::template bytes_for<C>(n) + 64 * Handle::kBlockBytes);
+  heap.template parallel_new<C>(n);
+  LayoutRun r;
+  r.timing = dynasoar::bench::time_gpu([&] { heap.template parallel_do_async<C, &C::step>(dt); },
+                                       warmup, reps, heap.stream().handle);
+  dynasoar::platform::Buffer<double> sums(2);
+  sums.zero();
+  heap.template parallel_do<C, &C::add_to>(sums.data());
+  r.sums = sums.to_vector();
+  if (heap.template count<C>() != n) fail("layout: objects were lost");
+  return r;
+}
+
+template <template <class> class Pick>
+void layout_rows(dynasoar::bench::Csv& csv, const char* name, std::size_t n, int warmup, int reps) {
+  using Soa = LayoutWorld<dynasoar::soa::Layout::kSoa>;
+  using Aos = LayoutWorld<dynasoar::soa::Layout::kAos>;
+  const float dt = 0.01f;
+  const LayoutRun soa = run_layout<Soa, typename Pick<Soa>::type>(n, warmup, reps, dt);
+  const LayoutRun aos = run_layout<Aos, typename Pick<Aos>::type>(n, warmup, reps, dt);
+  // The same steps on both: equal velocities exactly, positions within a
+  // tolerance (FMA contraction may differ between the two kernels).
+  if (aos.sums[1] != soa.sums[1] ||
+      std::fabs(aos.sums[0] - soa.sums[0]) > 1e-4 * std::fabs(soa.sums[0]))
+    fail(std::string("layout: ") + name + ": the layouts' sums differ");
+  const double bytes = 16.0 * static_cast<double>(n);  // two floats read and written
+  auto gbps = [&](const dynasoar::bench::Timing& t) { return bytes / (t.median_ms * 1e6); };
+  const std::string note = std::string("class=") + name;
+  csv.line(row("layout", "dynasoar", n, 0, soa.timing, gbps(soa.timing), "useful_GB_per_s", 1.0,
+               note + " baseline"));
+  csv.line(row("layout", "bitmap_alloc", n, 0, aos.timing, gbps(aos.timing), "useful_GB_per_s",
+               aos.timing.median_ms / soa.timing.median_ms,
+               note + " baseline=dynasoar checksum_ok"));
+}
+
+template <class W>
+struct PickPair {
+  using type = typename W::Pair;
+};
+template <class W>
+struct PickWide {
+  using type = typename W::Wide;
+};
+
+void bench_layout(dynasoar::bench::Csv& csv, const Options& o) {
+  for (int lg = 10; lg <= (o.quick ? 20 : 26); lg += 2) {
+    const std::size_t n = std::size_t{1} << lg;
+    const int warmup = 3, reps = lg <= 20 ? 50 : 20;
+    layout_rows<PickPair>(csv, "two_floats_both_used", n, warmup, reps);
+    layout_rows<PickWide>(csv, "eight_floats_two_used", n, warmup, reps);
+  }
+}
+
 // --- 5. fixed cost -----------------------------------------------------------------------
 
 void bench_empty_do_all(dynasoar::bench::Csv& csv, const Options& o) {
@@ -471,7 +599,10 @@ void bench_registers(dynasoar::bench::Csv& csv) {
 
 int main(int argc, char** argv) {
   dynasoar::bench::Args args;
-  dynasoar::bench::Selection only{"--only", {"scalability", "utilisation", "ablation", "do_all", "empty", "registers"}, {}};
+  dynasoar::bench::Selection only{
+      "--only",
+      {"scalability", "utilisation", "ablation", "do_all", "layout", "empty", "registers"},
+      {}};
   if (!dynasoar::bench::parse_args(argc, argv, args, {&only})) return 2;
   Options o;
   o.quick = args.quick;
@@ -491,6 +622,7 @@ int main(int argc, char** argv) {
     if (want("registers")) bench_registers(csv);
     if (want("empty")) bench_empty_do_all(csv, o);
     if (want("do_all")) bench_do_all(csv, o);
+    if (want("layout")) bench_layout(csv, o);
     if (want("scalability")) bench_scalability(csv, o);
     if (want("utilisation")) bench_utilisation(csv);
     if (want("ablation")) bench_ablation(csv, o);

@@ -14,6 +14,7 @@
 // without it the SOA heap, `dynasoar`).
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
@@ -39,6 +40,34 @@ struct DynasoarHeap {
   static constexpr const char* kBackend = kName;
   /// True: objects can be destroyed (property `frees`).
   static constexpr bool kFrees = true;
+  /// The layout of the heap's blocks: one array per field.
+  static constexpr soa::Layout kLayout = soa::Layout::kSoa;
+};
+
+/// BitmapAlloc (paper Sec. 6) as this framework has it: the DynaSOAr heap,
+/// its blocks, capacities and hierarchical bitmaps unchanged, with whole
+/// objects (AOS) in each block instead of one array per field, so that a
+/// program run on both shows what the SOA layout is worth
+/// (docs/design/heap.md, "BitmapAlloc"). backend::BitmapAlloc.
+struct BitmapHeap {
+  /// The allocator of this back end for the classes Ts.
+  template <class... Ts>
+  using Allocator = BitmapAllocator<Ts...>;
+  /// Name of the back end in messages and reports.
+  static constexpr const char* kName = "bitmap_alloc";
+  /// Name of the back end in CMake's DYNASOAR_BACKEND.
+  static constexpr const char* kBackend = kName;
+  /// True: objects can be destroyed (property `frees`).
+  static constexpr bool kFrees = true;
+  /// The layout of the heap's blocks: whole objects.
+  static constexpr soa::Layout kLayout = soa::Layout::kAos;
+};
+
+/// A back end of the DynaSOAr block heap, in either layout (DynasoarHeap,
+/// BitmapHeap): the heap's handle, options, statistics and error behaviour.
+template <class B>
+concept HeapBackend = requires {
+  { B::kLayout } -> std::convertible_to<soa::Layout>;
 };
 
 /// Objects on a raw byte allocator Raw (malloc/free of 16-byte aligned

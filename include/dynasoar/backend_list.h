@@ -12,7 +12,8 @@
 //   <build name>  DYNASOAR_BACKEND's value and the suffix of the programs
 //                 built for it; the allocator's kBackend
 //   <name>        dynasoar::backend::<name>, an alias of <type>
-//   <type>        the back end: Bytes<Raw> for a raw byte allocator Raw
+//   <type>        the back end: DynasoarHeap and BitmapHeap (backend.h) for
+//                 the block heap, Bytes<Raw> for a raw byte allocator Raw
 //   <properties>  what CMake builds for it; backend.h checks each against
 //                 the code at compile time:
 //                   frees  objects can be destroyed: the simulations, which
@@ -32,6 +33,7 @@
 // clang-format off
 #define DYNASOAR_BACKEND_LIST(X)                                                 \
   X(dynasoar,      Dynasoar,     DynasoarHeap,                 frees)           \
+  X(bitmap_alloc,  BitmapAlloc,  BitmapHeap,                   frees)           \
   X(cmalloc,       CMalloc,      Bytes<cmalloc::CMalloc>,      frees raw keeps) \
   X(cfmalloc,      CFMalloc,     Bytes<cmalloc::CFMalloc>,     frees raw keeps) \
   X(cmmalloc,      CMMalloc,     Bytes<cmalloc::CMMalloc>,     frees raw keeps) \

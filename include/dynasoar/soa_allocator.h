@@ -1,5 +1,7 @@
 // The device side of the DynaSOAr API (paper Sec. 2.1) on the SOA heap: the
-// allocator handle kernels receive by value. The root class, the
+// allocator handle kernels receive by value. The same heap with whole
+// objects in its blocks (BitmapAllocator, the AOS layout of
+// allocator/soa/layout.h) is BitmapAlloc, the paper's Sec. 6 comparison. The root class, the
 // field-declaration macros and `destroy` are shared by every back end
 // (dynasoar/object.h).
 //
@@ -56,38 +58,42 @@ template <class Alloc>
 class SoaAllocatorHandle;
 
 /// The allocator as kernels see it: a trivially copyable handle of the heap
-/// owned by an AllocatorHandle. Ts are all classes that may be allocated,
-/// abstract base classes included, in any order.
-template <class... Ts>
-class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
+/// owned by an AllocatorHandle. L is the layout of the blocks' data
+/// segments (soa::Layout); Ts are all classes that may be allocated,
+/// abstract base classes included, in any order. Programs name it through
+/// SoaAllocator (DynaSOAr) or BitmapAllocator (BitmapAlloc) below.
+template <soa::Layout L, class... Ts>
+class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
  public:
   /// The registered classes, in the order that gives their type ids.
   using Types = model::TypeList<Ts...>;
   /// The compile-time table of those classes (ids, capacities, field layouts).
-  using Registry = soa::Registry<Types>;
+  using Registry = soa::Registry<Types, L>;
   /// The root class user classes derive from (`AllocatorT::Base`).
-  using Base = Object<SoaAllocator>;
+  using Base = Object<HeapAllocator>;
   /// The host handle that owns the heap (dynasoar/soa_allocator_handle.h).
-  using Handle = SoaAllocatorHandle<SoaAllocator>;
+  using Handle = SoaAllocatorHandle<HeapAllocator>;
+  /// The layout of the blocks' data segments.
+  static constexpr soa::Layout kLayout = L;
   /// Name of the back end in error messages.
-  static constexpr const char* kBackendName = "dynasoar";
+  static constexpr const char* kBackendName = L == soa::Layout::kSoa ? "dynasoar" : "bitmap_alloc";
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
   /// n-body's force loop took five times as long staged as unstaged
   /// (docs/history.md, "The staged device_do").
   static constexpr bool kStagedWalk = DYNASOAR_STAGED_DEVICE_DO != 0;
 
-  SoaAllocator() = default;
+  HeapAllocator() = default;
   /// A handle on the heap whose state (device memory) is `state`, as
   /// SoaAllocatorHandle::device() makes it. Host and device.
-  DYNASOAR_HD explicit SoaAllocator(soa::HeapState* state) : state_(state) {}
+  DYNASOAR_HD explicit HeapAllocator(soa::HeapState* state) : state_(state) {}
 
   /// Memory for one object of C (not constructed), or nullptr when the heap
   /// is full. `new (alloc) C(args...)` calls this and then the constructor.
   template <class C>
   DYNASOAR_HD C* allocate() const {
     static_assert(check_allocatable<Registry, C>());
-    return reinterpret_cast<C*>(state_->allocate(SoaAllocator::template type_id<C>()));
+    return reinterpret_cast<C*>(state_->allocate(HeapAllocator::template type_id<C>()));
   }
 
   /// Returns an object's slot to the heap without running its destructor.
@@ -110,7 +116,8 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
   /// constants: the pointers made here then carry constant type and
   /// capacity bits and a block address masked to its bits, so a field read
   /// through them compiles to the block address plus a constant plus the
-  /// slot times the field's size, as in DoAll. Decoding the capacity from
+  /// slot times the field's size (the class's stride, in the AOS layout),
+  /// as in DoAll. Decoding the capacity from
   /// the pointer and computing the array offsets at run time instead tripled
   /// n-body's force loop (three field reads per visited body, each with its
   /// own offset arithmetic). Full blocks take a counted loop.
@@ -273,5 +280,14 @@ class SoaAllocator : public DeviceOps<SoaAllocator<Ts...>> {
 
   soa::HeapState* state_ = nullptr;
 };
+
+/// The DynaSOAr heap: fields in SOA arrays inside blocks (paper Sec. 3).
+template <class... Ts>
+using SoaAllocator = HeapAllocator<soa::Layout::kSoa, Ts...>;
+
+/// BitmapAlloc (paper Sec. 6): the same heap, blocks and bitmaps, with whole
+/// objects (AOS) inside each block instead of one array per field.
+template <class... Ts>
+using BitmapAllocator = HeapAllocator<soa::Layout::kAos, Ts...>;
 
 }  // namespace dynasoar

@@ -38,7 +38,8 @@ struct HeapInspector;  // dynasoar/detail/debug.h
 
 // dynasoar::OutOfMemory (dynasoar/platform/error.h): a `new` in device code found the heap full.
 
-/// Owns the object heap of allocator type Alloc (a SoaAllocator<...>).
+/// Owns the object heap of allocator type Alloc (a HeapAllocator<...>:
+/// SoaAllocator or BitmapAllocator; the layout changes nothing here).
 /// Users name it AllocatorHandle<Alloc> (backend.h), the same for every back end.
 template <class Alloc>
 class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {

@@ -31,9 +31,10 @@ using ull = unsigned long long;
 
 namespace backend = dynasoar::backend;
 
-// How the back ends differ here (docs/guide/errors.md says why).
+// How the back ends differ here (docs/guide/errors.md says why). The heap:
+// DynaSOAr and BitmapAlloc, which differ only in the layout of a block.
 template <class B>
-constexpr bool kIsHeap = std::is_same_v<B, backend::Dynasoar>;
+constexpr bool kIsHeap = backend::HeapBackend<B>;
 // AWMalloc wraps to the start of its pool instead of running out.
 template <class B>
 constexpr bool kWraps = std::is_same_v<B, backend::AWMalloc>;

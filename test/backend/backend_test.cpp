@@ -342,11 +342,11 @@ TYPED_TEST(BackendConformance, DeviceDoStagedSeesEveryObjectOnce) {
   const std::vector<ull> got = out.to_vector();
   EXPECT_EQ(std::vector<ull>(got.begin(), got.begin() + 4), (std::vector<ull>{n * n, n * id_sum, n, 0}))
       << "visits, id sum, self visits, copies unlike their object";
-  // Staging happens on the DynaSOAr heap on the GPU (do-all warps take a
+  // Staging happens on the DynaSOAr heap (either layout) on the GPU (do-all warps take a
   // tile each; a group that finds its warp's tile busy, as the odd/even
   // branches here make happen, visits unstaged), nowhere else.
   // This suite is built with DYNASOAR_STAGED_DEVICE_DO=1 (off by default).
-  if (dynasoar::platform::kCudaBuild && std::is_same_v<TypeParam, dynasoar::backend::Dynasoar>)
+  if (dynasoar::platform::kCudaBuild && dynasoar::backend::HeapBackend<TypeParam>)
     EXPECT_GT(got[4], 0u) << "device_do_staged did not stage";
   else
     EXPECT_EQ(got[4], 0u) << "a copy other than the object outside the staged path";
@@ -418,7 +418,7 @@ TYPED_TEST(BackendConformance, OutOfMemoryIsReportedAndHarmless) {
     heap.check_errors();  // the flag was cleared by the throw
     EXPECT_EQ(TestFixture::sums(heap)[0], made);
   };
-  if constexpr (!std::is_same_v<TypeParam, dynasoar::backend::Dynasoar>) {
+  if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
     // Byte allocators: also without merge on walk and without coalescing (the
     // circular allocators' options; the others ignore them). With merge on
     // walk, CFMMalloc broke objects here until absorbed headers were invalidated.

@@ -164,9 +164,9 @@ struct FreeKept {
 // next_bytes(rng) bytes. Counts the nullptrs and the broken patterns.
 constexpr int kSlots = 4;
 template <class Alloc, class NextBytes>
-DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kSlots], std::size_t w,
-                             int rounds, NextBytes next_bytes, unsigned long long& nulls,
-                             unsigned long long& broken) {
+DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kSlots],
+                             std::size_t w, int rounds, NextBytes next_bytes,
+                             unsigned long long& nulls, unsigned long long& broken) {
   for (int r = 0; r < rounds; ++r) {
     Held& h = mine[rng.below(kSlots)];
     if (h.address != 0) {
@@ -175,7 +175,8 @@ DYNASOAR_HD void churn_slots(const Alloc& alloc, test::Rng& rng, Held (&mine)[kS
       h.address = 0;
       continue;
     }
-    h = allocate_filled(alloc, next_bytes(rng), platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
+    h = allocate_filled(alloc, next_bytes(rng),
+                        platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)));
     if (h.address == 0) ++nulls;
   }
 }
@@ -195,8 +196,9 @@ struct Churn {
     Held mine[kSlots] = {};
     unsigned long long nulls = 0, broken = 0;
     const std::uint64_t most = max_bytes;
-    churn_slots(alloc, rng, mine, w, rounds, [most](test::Rng& g) { return random_size(g, most); },
-                nulls, broken);
+    churn_slots(
+        alloc, rng, mine, w, rounds, [most](test::Rng& g) { return random_size(g, most); }, nulls,
+        broken);
     for (Held& h : mine)
       if (h.address != 0) {
         if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
@@ -520,7 +522,8 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
     // The header word (flag/tag and next) of the chunk whose data starts at `data`.
     const auto header = [&](std::uint64_t data) {
       Buffer<std::uint64_t> word(1);
-      platform::parallel_for(1, ReadWord{reinterpret_cast<const std::uint64_t*>(data - 8), word.data()});
+      platform::parallel_for(
+          1, ReadWord{reinterpret_cast<const std::uint64_t*>(data - 8), word.data()});
       return word.to_vector()[0];
     };
     const auto next_of = [](std::uint64_t w) {
@@ -529,7 +532,8 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
     };
     ASSERT_EQ(next_of(header(reinterpret_cast<std::uint64_t>(last))), alloc.region)
         << "the last chunk of heap 0 ends where heap 1 starts";
-    platform::parallel_for(platform::warp::kBuildLanes, FreeTwoTogether<TypeParam>{alloc, last, first});
+    platform::parallel_for(platform::warp::kBuildLanes,
+                           FreeTwoTogether<TypeParam>{alloc, last, first});
     platform::synchronize();
     // Heap 1's first header is still a header (its tag is intact).
     const std::uint64_t w = header(start);
@@ -798,7 +802,8 @@ using scatter::ScatterAlloc;
 // count equals its set bits, bits lie within its chunks, a counted page is
 // split, and a page of a run holds no chunks. counters: [0] count != bits,
 // [1] bits beyond the chunks, [2] count on an unsplit page, [3] a run page
-// with a count or bits, [4] set bits, [5] run heads, [6] split pages.
+// with a count or bits, [4] set bits, [5] run heads, [6] split pages, [9]
+// pages flagged as counted full.
 struct AuditPages {
   ScatterAlloc alloc;
   unsigned long long* counters;
@@ -824,14 +829,48 @@ struct AuditPages {
     if (beyond) platform::atomic_fetch_add(&counters[1], 1ull);
     if (count != 0 && spots == 0) platform::atomic_fetch_add(&counters[2], 1ull);
     if (chunk != 0) platform::atomic_fetch_add(&counters[6], 1ull);
+    if (platform::atomic_load(&p.counted_full) != 0u)
+      platform::atomic_fetch_add(&counters[9], 1ull);
     platform::atomic_fetch_add(&counters[4], static_cast<unsigned long long>(set));
   }
 };
 
+// Reads the fill levels after the kernels are done (Sec. 5.4): each group of
+// `group_pages` pages (a region, or a super block) counts its pages flagged
+// full and the pages of runs, no more and no fewer. counters[slot] gets the
+// groups whose counter differs.
+struct AuditFillLevels {
+  ScatterAlloc alloc;
+  const std::int32_t* levels;
+  std::uint32_t group_pages;
+  unsigned long long* counters;
+  int slot;
+  DYNASOAR_HD void operator()(std::size_t g) const {
+    const std::uint64_t first = g * group_pages;
+    const std::uint64_t end = std::min<std::uint64_t>(first + group_pages, alloc.page_count);
+    std::int32_t full = 0;
+    for (std::uint64_t q = first; q < end; ++q) {
+      const PageUsage& p = alloc.pages[q];
+      if (platform::atomic_load(&p.counted_full) != 0u ||
+          platform::atomic_load(&p.chunk) >= ScatterAlloc::kRunHead)
+        ++full;
+    }
+    if (platform::atomic_load(&levels[g]) != full)
+      platform::atomic_fetch_add(&counters[slot], 1ull);
+  }
+};
+
+// The AuditPages counters, then [7] regions and [8] super blocks whose fill
+// level is not their count of full pages.
 std::vector<unsigned long long> audit(const PoolHandle<ScatterAlloc>& pool) {
-  Buffer<unsigned long long> counters(7);
+  const ScatterAlloc a = pool.device();
+  Buffer<unsigned long long> counters(10);
   counters.zero();
-  platform::parallel_for(pool.device().page_count, AuditPages{pool.device(), counters.data()});
+  platform::parallel_for(a.page_count, AuditPages{a, counters.data()});
+  platform::parallel_for((a.page_count + a.region_pages - 1) / a.region_pages,
+                         AuditFillLevels{a, a.region_full, a.region_pages, counters.data(), 7});
+  platform::parallel_for(a.super_blocks,
+                         AuditFillLevels{a, a.super_full, a.super_pages, counters.data(), 8});
   platform::synchronize();
   return counters.to_vector();
 }
@@ -841,6 +880,8 @@ void expect_consistent(const std::vector<unsigned long long>& a) {
   EXPECT_EQ(a[1], 0u) << "pages with bits beyond their chunks";
   EXPECT_EQ(a[2], 0u) << "unsplit pages with a count";
   EXPECT_EQ(a[3], 0u) << "pages of a run with a count or bits";
+  EXPECT_EQ(a[7], 0u) << "regions whose fill level is not their count of full pages";
+  EXPECT_EQ(a[8], 0u) << "super blocks whose fill level is not their count of full pages";
 }
 
 // One thread runs a sequence; out[i] records what step i saw.
@@ -973,7 +1014,7 @@ struct FirstRequestOfEachSize {
       const auto size = static_cast<std::uint32_t>(16 * (k + 1));
       const auto p = reinterpret_cast<std::uint64_t>(a.malloc(size));
       out[2 * k] = p == 0 ? ~std::uint64_t{0} : (p - a.mem) / kPageBytes;
-      out[2 * k + 1] = a.hash_page(size, mp, 0);
+      out[2 * k + 1] = a.hash_page(size, mp, platform::warp::warp_slot(), 0);
       a.free(reinterpret_cast<void*>(p));  // the page empties and is reset
     }
   }
@@ -1028,6 +1069,85 @@ TEST(CMallocScatter, RequestsStartAtTheirEq3PageAndMaxFragPicksThePage) {
   EXPECT_EQ(q[2], 1 - q[0]) << "16 bytes split the other page";
   EXPECT_EQ(q[3], 64u + 16u);
   EXPECT_NO_THROW(two.check_errors());
+}
+
+// One thread fills every page of a pool with a page-sized chunk, then frees
+// one page at a time and asks for a page again: the request must find the
+// freed page wherever it lies, so the search visits every region (with
+// Options::spread in strides of a per-warp step, which must be coprime to
+// the regions). out[k]: the page the request got after page k was freed.
+struct FindsTheOnlyFreePage {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    void* held[64] = {};
+    const std::uint32_t n = a.page_count < 64 ? a.page_count : 64;
+    for (std::uint32_t i = 0; i < n; ++i) held[i] = a.malloc(kPageBytes);
+    for (std::uint32_t k = 0; k < n; ++k) {
+      if (held[k] == nullptr) {
+        out[k] = ~std::uint64_t{0};
+        continue;
+      }
+      const std::uint64_t page = (reinterpret_cast<std::uint64_t>(held[k]) - a.mem) / kPageBytes;
+      a.free(held[k]);
+      held[k] = a.malloc(kPageBytes);
+      out[k] = held[k] == nullptr
+                   ? ~std::uint64_t{0}
+                   : ((reinterpret_cast<std::uint64_t>(held[k]) - a.mem) / kPageBytes) -
+                         page;  // 0: the freed page
+    }
+    for (std::uint32_t i = 0; i < n; ++i) a.free(held[i]);
+  }
+};
+
+// Sec. 5.4 with the spread search: in a super block of 15 regions (a count
+// with odd factors, so a careless stride would skip some) the only free page
+// is found wherever it is, as it is by the paper's linear scan.
+TEST(CMallocScatter, SearchVisitsEveryRegionOfASuperBlock) {
+  for (const bool spread : {true, false}) {
+    SCOPED_TRACE(spread ? "spread search" : "linear search");
+    scatter::Options o;
+    o.super_block_pages = 60;
+    o.region_pages = 4;
+    o.spread = spread;
+    PoolOptions po;
+    po.scatter = o;
+    PoolHandle<ScatterAlloc> pool(60 * kPageBytes, po);
+    Buffer<std::uint64_t> out(60);
+    platform::parallel_for(1, FindsTheOnlyFreePage{pool.device(), out.data()});
+    platform::synchronize();
+    const std::vector<std::uint64_t> r = out.to_vector();
+    for (std::size_t k = 0; k < r.size(); ++k) EXPECT_EQ(r[k], 0u) << "freed page " << k;
+    EXPECT_NO_THROW(pool.check_errors());
+    expect_consistent(audit(pool));
+  }
+}
+
+// The stride of the spread search, for every multiprocessor and warp slot of
+// an H100 (and more) and many region counts: in [1, regions) (1 for up to two
+// regions) and coprime to the regions, so that stepping by it from any region
+// visits every region once. (SearchVisitsEveryRegionOfASuperBlock sees only
+// the stride of the thread that runs it.)
+TEST(CMallocScatter, RegionStrideVisitsEveryRegionOnce) {
+  std::vector<std::uint32_t> counts;
+  for (std::uint32_t r = 1; r <= 70; ++r) counts.push_back(r);
+  for (const std::uint32_t r : {105u, 128u, 210u, 1000u, 1155u, 2048u}) counts.push_back(r);
+  for (const std::uint32_t regions : counts) {
+    std::vector<char> seen(regions);
+    for (std::uint32_t mp = 0; mp < 160; ++mp) {
+      for (std::uint32_t slot = 0; slot < 64; ++slot) {
+        const std::uint32_t step = ScatterAlloc::region_step(mp, slot, regions);
+        ASSERT_GE(step, 1u);
+        ASSERT_LT(step, regions <= 2 ? 2u : regions) << regions << " regions";
+        std::fill(seen.begin(), seen.end(), 0);
+        std::uint32_t r = (mp * 7 + slot) % regions, visited = 0;
+        for (std::uint32_t k = 0; k < regions; ++k, r = (r + step) % regions)
+          if (!seen[r]) seen[r] = 1, ++visited;
+        ASSERT_EQ(visited, regions)
+            << "step " << step << " of " << regions << " regions skips some";
+      }
+    }
+  }
 }
 
 // Frees `p` (out[0] gets the first page's count and bits after) in one thread.
@@ -1105,7 +1225,8 @@ struct ScatterChurn {
     churn_slots(
         alloc, rng, mine, w, rounds,
         [](test::Rng& g) -> std::uint64_t {
-          return g.below(16) == 0 ? kPageBytes + 8 * g.below(3 * kPageBytes / 8) : random_size(g, 256);
+          return g.below(16) == 0 ? kPageBytes + 8 * g.below(3 * kPageBytes / 8)
+                                  : random_size(g, 256);
         },
         nulls, broken);
     for (int s = 0; s < kSlots; ++s) {
@@ -1162,6 +1283,7 @@ TEST(CMallocScatter, PageCountsEqualTheirBitsAfterContendedChurn) {
     a = audit(pool);
     expect_consistent(a);
     EXPECT_EQ(a[4] + a[5], 0u) << "chunks or runs left after every allocation was freed";
+    EXPECT_EQ(a[9], 0u) << "pages still counted as full after every allocation was freed";
   }
 }
 

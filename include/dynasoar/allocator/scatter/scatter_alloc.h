@@ -31,8 +31,17 @@
 //    page may have emptied, been reset and split for another size between
 //    the first read and the reservation (the paper's pseudo code would then
 //    set a bit that means another chunk). The reservation pins the size.
-//  - Region and super block counters are hints: later passes over every page
-//    ignore them, so a counter that is off never hides free memory.
+//  - A page counts as full in its region and super block while a flag of
+//    its own says so (set by the reservation that fills it, cleared by the
+//    next free or its reset), so the fill levels do not drift. They are
+//    still hints (a free may come before the flag is set): later passes over
+//    every page ignore them, so a counter that is off never hides memory.
+//  - The search starts at Eq. 3's page plus an offset per warp slot of the
+//    multiprocessor, visits the regions of a super block in strides of a
+//    per-warp step (Options::spread), and passes a page that looks full
+//    with one load instead of an add and a give-back.
+//  - A region's pages are loaded kScanBatch at a time before they are
+//    tried: a search past full pages waits once per batch, not per page.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -94,6 +103,15 @@ struct Options {
   std::uint32_t k_size = 38183;
   /// k_mp of Eq. 3 (Sec. 8: 17497).
   std::uint32_t k_mp = 17497;
+  /// Not in the paper: the search is spread out. The warps of one
+  /// multiprocessor start apart, each warp slot (%warpid) as many pages
+  /// further as a whole warp's requests of the size fill, and the regions
+  /// of a super block are visited in steps of a per-warp stride instead of
+  /// one after the other. Eq. 3 alone sends every warp of a multiprocessor
+  /// to one page, and a linear scan then walks past every page and region
+  /// that the warps before it filled. Off: Eq. 3 and a linear scan, close to that of the
+  /// paper.
+  bool spread = true;
   /// Serve the lanes of a warp that ask for the same size with one search
   /// and one reservation (malloc). Off: every lane for itself.
   bool coalesce = true;
@@ -107,6 +125,13 @@ struct PageUsage {
   /// Chunks reserved (tryUsePage line 2); kLocked added while free() resets
   /// the page's chunk size.
   std::uint32_t count;
+  /// 1 while the page is counted as full in its region's and super block's
+  /// fill levels (Sec. 5.4), else 0: the reservation that fills the page sets
+  /// it, the next free of one of its chunks (or its reset) clears it, and
+  /// only who flips it changes the counters, so they never drift.
+  std::uint32_t counted_full;
+  /// Keeps the bit field 8-byte aligned.
+  std::uint32_t unused;
   /// One bit per chunk, set while the chunk is in use.
   std::uint64_t bits[kPageWords];
 };
@@ -137,6 +162,8 @@ struct ScatterAlloc {
   static constexpr std::uint32_t kLocked = 1u << 30;
   /// Most times one reset repeats itself (see reset).
   static constexpr std::uint32_t kResetAttempts = 4;
+  /// Downward passes of a search for a run of pages (see malloc_run).
+  static constexpr std::uint32_t kRunPasses = 4;
 
   std::uint64_t mem;           ///< address of page 0 (16-byte aligned)
   PageUsage* pages;            ///< the usage table, one entry per page
@@ -150,6 +177,7 @@ struct ScatterAlloc {
   std::uint32_t max_frag;      ///< see Options::max_frag
   std::uint32_t k_size;        ///< k_S of Eq. 3
   std::uint32_t k_mp;          ///< k_mp of Eq. 3
+  bool spread;                 ///< see Options::spread
   bool coalesce;               ///< see Options::coalesce
   unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
 
@@ -205,6 +233,7 @@ struct ScatterAlloc {
     max_frag = o.max_frag;
     k_size = o.k_size;
     k_mp = o.k_mp;
+    spread = o.spread;
     coalesce = o.coalesce;
   }
 
@@ -241,7 +270,8 @@ struct ScatterAlloc {
     const std::uint64_t old =
         platform::atomic_fetch_and(&page.bits[spot / 64], ~mask, platform::release);
     if ((old & mask) == 0) return bad_free();  // the bit was clear: a second free
-    release(q, 1, c);
+    uncount_full(q);                           // the page has a free chunk now
+    release(q, 1);
     reactivate(q, address);
   }
 
@@ -253,10 +283,45 @@ struct ScatterAlloc {
   }
 
   /// Eq. 3: the page of super block s at which a search for `size` bytes by
-  /// multiprocessor `mp` starts (an index into that super block).
-  DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t s) const {
-    const std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
-    return static_cast<std::uint32_t>(h % pages_in(s));
+  /// multiprocessor `mp` starts (an index into that super block), and with
+  /// spread, warp slot `slot` of it that many pages further as a
+  /// warp's 32 requests of `size` take (at least one).
+  DYNASOAR_HD std::uint32_t hash_page(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
+                                      std::uint32_t s) const {
+    std::uint64_t h = std::uint64_t{size} * k_size + std::uint64_t{mp} * k_mp;
+    if (spread) h += std::uint64_t{slot} * ((32u * size + kPageBytes - 1) / kPageBytes);
+    return modulo(h, pages_in(s));
+  }
+
+  /// The stride between the regions a warp visits (spread): from a hash of
+  /// its multiprocessor and slot, in [1, regions) (1 for one region), coprime to `regions` so
+  /// that the visits cover every region once. A power of two (the default
+  /// settings) takes any odd stride, with no division; otherwise the loop
+  /// ends at the latest at 1.
+  DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
+                                               std::uint32_t regions) {
+    if (regions <= 2) return 1;
+    // 32-bit multiplicative hash: this runs on every search, and the 64-bit
+    // modulo of a 64-bit hash cost a one-lane warp a sizeable part of its
+    // search (ScatterAlloc's 16 B per-warp case).
+    std::uint32_t h = mp * 0x9E3779B1u + slot * 0x85EBCA77u;
+    h ^= h >> 15;
+    h *= 0x2C1B3C6Du;
+    h ^= h >> 13;
+    if ((regions & (regions - 1)) == 0) return (h & (regions - 1)) | 1u;
+    std::uint32_t step = 1 + h % (regions - 1);
+    while (gcd(step, regions) != 1) step = step + 1 == regions ? 1 : step + 1;
+    return step;
+  }
+
+  /// Greatest common divisor (Euclid).
+  DYNASOAR_HD static std::uint32_t gcd(std::uint32_t a, std::uint32_t b) {
+    while (b != 0) {
+      const std::uint32_t t = a % b;
+      a = b;
+      b = t;
+    }
+    return a;
   }
 
  private:
@@ -272,6 +337,13 @@ struct ScatterAlloc {
   DYNASOAR_HD std::uint32_t pages_in(std::uint32_t s) const {
     const std::uint32_t first = s * super_pages;
     return page_count - first < super_pages ? page_count - first : super_pages;
+  }
+
+  /// h mod n, with a mask where n is a power of two (the default super
+  /// blocks): a 64-bit division is a long instruction sequence on the GPU.
+  DYNASOAR_HD static std::uint32_t modulo(std::uint64_t h, std::uint32_t n) {
+    return (n & (n - 1)) == 0 ? static_cast<std::uint32_t>(h) & (n - 1)
+                              : static_cast<std::uint32_t>(h % n);
   }
 
   DYNASOAR_HD void* fail() const {
@@ -295,12 +367,11 @@ struct ScatterAlloc {
   }
 
   /// The lanes of a warp that ask for `size` of this pool together
-  /// (match_any on the size and the pool): their lowest lane searches for a page and reserves as many
-  /// chunks as there are lanes with one atomic add; the lanes that got one
-  /// (the lowest `granted`) find their bits, starting at consecutive spots
-  /// so that a warp's chunks lie side by side (Sec. 6.1). The others go on
-  /// with the next search. Bounded: each round serves at least one lane, or
-  /// finds no page with room at all and fails the rest, so at most 32 rounds.
+  /// (match_any on the size and the pool): their lowest lane searches for a page and reserves as
+  /// many chunks as there are lanes with one atomic add; the lanes that got one (the lowest
+  /// `granted`) find their bits, starting at consecutive spots so that a warp's chunks lie side by
+  /// side (Sec. 6.1). The others go on with the next search. Bounded: each round serves at least
+  /// one lane, or finds no page with room at all and fails the rest, so at most 32 rounds.
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t size) const {
     namespace warp = platform::warp;
     // The same size and the same pool: lanes may call malloc on different
@@ -319,7 +390,7 @@ struct ScatterAlloc {
       g.chunk = warp::shfl(remaining, g.chunk, leader);
       g.granted = warp::shfl(remaining, g.granted, leader);
       g.base = warp::shfl(remaining, g.base, leader);
-      if (g.granted == 0) return fail();  // no page has a free chunk of this size
+      if (g.granted == 0) return fail();  // find() found no chunk of this size for us
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));
       if (rank < g.granted)
@@ -328,16 +399,33 @@ struct ScatterAlloc {
     }
   }
 
+  /// Where a warp's search starts in a super block of n pages: the page of
+  /// Eq. 3 (hash_page) and the stride between regions (region_step).
+  struct Probe {
+    std::uint32_t start;
+    std::uint32_t step;
+  };
+  DYNASOAR_HD Probe probe(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
+                          std::uint32_t s) const {
+    const std::uint32_t n = pages_in(s);
+    return {hash_page(size, mp, slot, s),
+            spread ? region_step(mp, slot, (n + region_pages - 1) / region_pages) : 1u};
+  }
+
   /// The search of Alg. alloc over the super blocks, starting at the active
   /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
   /// blocks and regions that are 90% full. If it finds nothing, a second pass
-  /// (not in the paper) visits every page, so that counters that lag (or
-  /// drift, see release) never hide a free chunk, and a third accepts any
+  /// (not in the paper) visits every page, so that counters that lag (see
+  /// count_full) never hide a free chunk, and a third accepts any
   /// chunk size from the request up to a page. Bounded: at most three visits
   /// of every page.
   DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
     const std::uint32_t start = platform::atomic_load(active) % super_blocks;
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
+    const auto slot = static_cast<std::uint32_t>(platform::warp::warp_slot());
+    // Every super block but the last has super_pages pages: one probe serves
+    // them all, computed once per search rather than once per super block.
+    const Probe whole = probe(size, mp, slot, 0);
     for (int pass = 0; pass < 3; ++pass) {
       // The last pass also takes chunks more than max_frag times the request:
       // a pool with no page of a fitting size serves it rather than fail.
@@ -348,7 +436,8 @@ struct ScatterAlloc {
         if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
                              std::int64_t{pages_in(s)} * 9)
           continue;
-        const Grant g = search_super(s, size, smax, want, mp, pass == 0);
+        const Probe at = pages_in(s) == super_pages ? whole : probe(size, mp, slot, s);
+        const Grant g = search_super(s, size, smax, want, at, pass == 0);
         if (g.granted != 0) {
           if (s != start) {  // one attempt: the pointer is a hint, nobody waits on it
             std::uint32_t expected = start;
@@ -361,42 +450,80 @@ struct ScatterAlloc {
     return Grant{};
   }
 
-  /// Alg. alloc within super block s: from the page of Eq. 3 onwards, around
-  /// the super block once, skipping a region whose fill level is too high
-  /// (with `hints`; lines 5-6 and 30-31). Bounded by the super block's pages.
+  /// Pages whose usage words a search loads together before it tries the
+  /// first of them (see search_super).
+  static constexpr std::uint32_t kScanBatch = 8;
+
+  /// Alg. alloc within super block s: region by region, each region once,
+  /// skipping a region whose fill level is too high (with `hints`; lines 5-6
+  /// and 30-31). The first region is the one of the start page
+  /// (`at.start`), searched from that page around the region. The paper goes on to the next region;
+  /// with `spread` the next region is `at.step` regions further (a stride
+  /// coprime to the regions, so each is visited once), and every region is
+  /// searched from the same offset as the first. Bounded by the super
+  /// block's pages.
+  ///
+  /// Not in the paper: the chunk size and count of kScanBatch pages are
+  /// loaded together, then the pages are tried in order with those values.
+  /// A search that walks past full pages (a warp that comes late to a
+  /// filling region) then waits for one round trip to the usage table per
+  /// batch instead of one per page. The values are hints, as the paper's
+  /// single loads are: the compare-and-swap and the add of try_page decide.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
-                                 std::uint32_t want, std::uint32_t mp, bool hints) const {
-    const std::uint32_t first = s * super_pages;
+                                 std::uint32_t want, Probe at, bool hints) const {
+    const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
     const std::uint32_t n = pages_in(s);
-    std::uint32_t off = hash_page(size, mp, s);
-    for (std::uint32_t visited = 0; visited < n;) {
-      if (hints && (visited == 0 || off % region_pages == 0)) {
-        const std::uint32_t region = (first + off) / region_pages;
-        const std::uint32_t region_start = region * region_pages - first;
-        const std::uint32_t region_end =
-            region_start + region_pages < n ? region_start + region_pages : n;
-        const std::int32_t full = platform::atomic_load(&region_full[region]);
-        if (std::int64_t{full} * 10 >= std::int64_t{region_end - region_start} * 9) {
-          visited += region_end - off;
-          off = region_end == n ? 0 : region_end;
-          continue;
+    const std::uint32_t regions = (n + region_pages - 1) / region_pages;
+    std::uint32_t r = at.start / region_pages;
+    for (std::uint32_t k = 0; k < regions; ++k) {
+      const std::uint32_t lo = r * region_pages;
+      const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
+      const std::int32_t full =
+          hints ? platform::atomic_load(&region_full[(first + lo) / region_pages]) : 0;
+      if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
+        const std::uint32_t from = k == 0 || spread ? at.start % region_pages % len : 0;
+        for (std::uint32_t i0 = 0; i0 < len; i0 += kScanBatch) {
+          std::uint32_t chunk[kScanBatch], count[kScanBatch];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
+            if (i0 + j < len) {
+              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
+              chunk[j] = platform::atomic_load(&pages[q].chunk);
+              count[j] = platform::atomic_load(&pages[q].count);
+            }
+          }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+          for (std::uint32_t j = 0; j < kScanBatch; ++j) {
+            if (i0 + j < len) {
+              const std::uint32_t q = first + lo + wrap(from + i0 + j, len);
+              const Grant g = try_page(q, size, smax, want, chunk[j], count[j]);
+              if (g.granted != 0) return g;
+            }
+          }
         }
       }
-      const Grant g = try_page(first + off, size, smax, want);
-      if (g.granted != 0) return g;
-      ++visited;
-      off = off + 1 == n ? 0 : off + 1;
+      r = r + at.step < regions ? r + at.step : (r + at.step) % regions;
     }
     return Grant{};
   }
 
-  /// Alg. alloc lines 8-27 for page q: use it if its chunk size fits, or
-  /// split it for `size` if it is not split yet.
+  /// i mod len for i < 2 len.
+  DYNASOAR_HD static std::uint32_t wrap(std::uint32_t i, std::uint32_t len) {
+    return i < len ? i : i - len;
+  }
+
+  /// Alg. alloc lines 8-27 for page q, whose chunk size and count were
+  /// loaded as `c` and `reserved`: use it if its chunk size fits, or split
+  /// it for `size` if it is not split yet.
   DYNASOAR_HD Grant try_page(std::uint32_t q, std::uint32_t size, std::uint32_t smax,
-                             std::uint32_t want) const {
+                             std::uint32_t want, std::uint32_t c, std::uint32_t reserved) const {
     PageUsage& page = pages[q];
-    std::uint32_t c = platform::atomic_load(&page.chunk);
-    if (c == 0) {
+    const bool unsplit = c == 0;
+    if (unsplit) {
       // Acq_rel: a thread that later reads this size synchronises with us,
       // and we with the reset or run free that last cleared the word (both
       // clear it with a release).
@@ -406,6 +533,11 @@ struct ScatterAlloc {
               : expected;
     }
     if (c < size || c > smax) return Grant{};  // run pages have the high bit: never in range
+    // Not in the paper: a page that looks full is passed with this load
+    // instead of an add and a give-back on its counter (two atomic round
+    // trips on a word that every searcher of the page contends for). The
+    // add of reserve() still decides; the load only saves it.
+    if (!unsplit && reserved >= spots_of(c)) return Grant{};
     return reserve(q, c, want);
   }
 
@@ -418,49 +550,61 @@ struct ScatterAlloc {
     // Acquire: the frees of this page's chunks (release) come before our use.
     const std::uint32_t old = platform::atomic_fetch_add(&page.count, want, platform::acquire);
     if (old >= spots) {  // full, or locked by a reset (kLocked)
-      release(q, want, 0);
+      release(q, want);
       return Grant{};
     }
     const std::uint32_t granted = want < spots - old ? want : spots - old;
-    if (granted < want) release(q, want - granted, 0);  // we still hold `granted`: never reaches 0
+    if (granted < want) release(q, want - granted);  // we still hold `granted`: never reaches 0
     // Not in the paper: between our read of the chunk size and the add, the
     // page may have emptied, been reset and split for another size. While we
     // hold a reservation no reset can happen (it needs a count of 0), so one
     // more read tells whether c is still the page's size.
     if (platform::atomic_load(&page.chunk, platform::acquire) != c) {
-      release(q, granted, 0);
+      release(q, granted);
       return Grant{};
     }
-    if (old + granted == spots) {  // tryUsePage line 6: this reservation filled the page
-      platform::atomic_fetch_add(&region_full[q / region_pages], 1);
-      platform::atomic_fetch_add(&super_full[q / super_pages], 1);
-    }
+    // tryUsePage line 6: this reservation filled the page. We hold chunks of
+    // it, so it cannot be reset before the flag is set.
+    if (old + granted == spots) count_full(q);
     return Grant{q, c, granted, old};
   }
 
-  /// Gives back `n` reservations of page q. If the page held `spots_of(c)`
-  /// (c != 0: a free of a full page) its region is one full page fewer
-  /// (Sec. 5.4). If the count reaches 0, the page's chunk size is reset.
-  ///
-  /// The counters of full pages are hints: a full page whose count is pushed
-  /// above its chunks by reservations that fail (and give back) may be freed
-  /// without the region's counter going down, so it may drift. find()'s
-  /// later passes ignore them.
-  DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n, std::uint32_t c) const {
-    PageUsage& page = pages[q];
-    const std::uint32_t old = platform::atomic_fetch_sub(&page.count, n, platform::acq_rel);
-    if (c != 0 && old == spots_of(c)) {
-      platform::atomic_fetch_sub(&region_full[q / region_pages], 1);
-      platform::atomic_fetch_sub(&super_full[q / super_pages], 1);
-    }
+  /// Gives back `n` reservations of page q. If the count reaches 0, the
+  /// page's chunk size is reset.
+  DYNASOAR_HD void release(std::uint32_t q, std::uint32_t n) const {
+    const std::uint32_t old = platform::atomic_fetch_sub(&pages[q].count, n, platform::acq_rel);
     if (old == n) reset(q);
+  }
+
+  /// Sec. 5.4: page q is full; it counts as one full page of its region and
+  /// super block. The flag makes the count exact: the counters change only
+  /// with a flip of the flag, whoever comes. (Deriving "full" from the
+  /// reservation count, as the paper's free does, drifts: reservations that
+  /// fail push the count above the chunks, so a free may not see the page
+  /// leave "full".) Frees that come between the filling reservation and its
+  /// flag (any number, if the filling thread is delayed) leave the page
+  /// counted while it has free chunks, until the next free of that page:
+  /// a hint, which find() treats as one. The filling thread keeps a chunk of
+  /// the page, so that next free exists and no flag outlives the pool's
+  /// last free.
+  DYNASOAR_HD void count_full(std::uint32_t q) const {
+    if (platform::atomic_exchange(&pages[q].counted_full, 1u) == 0u) add_full(q, 1, 1);
+  }
+
+  /// Page q has a free chunk (a free) or is empty (its reset): it no longer
+  /// counts as full. One load on the free path when it did not.
+  DYNASOAR_HD void uncount_full(std::uint32_t q) const {
+    if (platform::atomic_load(&pages[q].counted_full) != 0u &&
+        platform::atomic_exchange(&pages[q].counted_full, 0u) != 0u)
+      add_full(q, 1, -1);
   }
 
   /// Alg. free lines 12-16: the page is empty; lock it by moving its count
   /// from 0 to kLocked (one attempt: a failure means a new reservation or
   /// another reset holds it, and then there is nothing to do), clear its
   /// chunk size, unlock. A reservation that meets the lock fails and gives
-  /// back what it added; no thread waits for the holder, who does three steps.
+  /// back what it added; no thread waits for the holder, whose steps are
+  /// bounded.
   /// Only a chunk size is reset: run pages (whose word a reservation may have
   /// counted on while it read a stale size) are their owner's.
   ///
@@ -476,6 +620,7 @@ struct ScatterAlloc {
       std::uint32_t expected = 0;
       if (!platform::atomic_compare_exchange(&page.count, expected, kLocked, platform::acquire))
         return;
+      uncount_full(q);  // defensive: the page's last free cleared the flag already
       const std::uint32_t c = platform::atomic_load(&page.chunk);
       // Release: a run that takes the page with a compare-and-swap on this
       // 0 acquires it, so the chunks' last writes come before the run's.
@@ -522,16 +667,22 @@ struct ScatterAlloc {
   /// at the active super block, the first one at first), and claimed page by
   /// page from the run's top with a compare-and-swap of the chunk word from
   /// 0; a page that is not free ends the attempt, the pages claimed are given
-  /// back, and the search goes on below that page. Two downward passes
-  /// (searches that run side by side push each other down, and runs freed
-  /// above a search are found by its second pass): bounded by twice the
-  /// pages of the pool. Under contention a request may still fail although
-  /// a run exists (other searches held its pages at the moments it looked).
+  /// back, and the search goes on below that page. Up to kRunPasses
+  /// downward passes (searches that run side by side push each other down,
+  /// and runs freed above a search are found by a later pass), with a pause
+  /// between two: bounded by kRunPasses times the pages of the pool. Two
+  /// passes were too few once on a loaded two-core host (a conformance test
+  /// saw 2 of 160 runs of 32 pages fail in a pool of four times their size),
+  /// most likely because a claimer descheduled mid-claim sent the searches
+  /// beside it sliding down to the bottom of the pool. Under contention a request may still
+  /// fail although a run exists (other searches held its pages at the
+  /// moments it looked), but only after every pass met that.
   DYNASOAR_HD void* malloc_run(std::uint64_t n) const {
     const std::uint64_t need64 = (n + kPageBytes - 1) / kPageBytes;
     if (need64 > page_count) return fail();
     const auto need = static_cast<std::uint32_t>(need64);
-    for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint32_t pass = 0; pass < kRunPasses; ++pass) {
+      if (pass != 0) platform::spin_pause();  // lets claimers that hold pages finish
       std::int64_t start = std::int64_t{page_count} - need;
       while (start >= 0) {
         const auto base = static_cast<std::uint32_t>(start);
@@ -546,7 +697,7 @@ struct ScatterAlloc {
           --q;
         }
         if (q == base) {
-          count_full(base, need, 1);
+          add_full(base, need, 1);
           return chunk_address(base, 0, 0);
         }
         for (std::uint32_t r = q; r < base + need; ++r)
@@ -564,16 +715,17 @@ struct ScatterAlloc {
     if (!platform::atomic_compare_exchange(&pages[q].chunk, expected, 0u, platform::acq_rel))
       return bad_free();
     const std::uint32_t need = head & ~kRunHead;
-    count_full(q, need, -1);
+    add_full(q, need, -1);
     for (std::uint32_t r = q + 1; r < q + need; ++r)
       platform::atomic_store(&pages[r].chunk, 0u, platform::release);
   }
 
-  /// The pages of a run count as full in their regions and super blocks, so
+  /// Adds `sign` full pages to the fill levels of pages [first, first + n):
+  /// one page (count_full), or the pages of a run, which count as full so
   /// that small requests skip regions that runs fill (Sec. 5.4). One add per
-  /// region and super block the run touches; exact, since only the run's
+  /// region and super block the pages touch; exact, since only the run's
   /// owner counts its pages.
-  DYNASOAR_HD void count_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
+  DYNASOAR_HD void add_full(std::uint32_t first, std::uint32_t n, std::int32_t sign) const {
     const std::uint32_t end = first + n;
     // Adds to counts[g] the run's pages in group g of `group_pages` pages.
     const auto count_per_group = [&](auto* counts, std::uint32_t group_pages) {

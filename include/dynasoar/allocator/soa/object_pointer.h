@@ -10,6 +10,9 @@
 // kept whole up to 2^50, which covers the 49-bit virtual address space of
 // current NVIDIA GPUs and host processes, so heaps of any size anywhere in
 // it work; the allocator checks the bound when it creates the heap.
+//
+// Both block layouts (layout.h) use the same pointers; the AOS layout finds
+// the stride of the runtime class through the type id.
 #pragma once
 
 #include <cstdint>
@@ -50,12 +53,22 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr unsigned pointer_type(std::uint64_t p
 }
 
 /// Address of the value of field J (global index, inherited fields first,
-/// of type T) of the object at `p`, whose static class has layout Info.
+/// of type T) of the object at `p`, whose static class has layout Info
+/// (ClassInfo of either Layout; layout.h gives the arithmetic of each).
 template <class Info, std::size_t J, class T>
 DYNASOAR_HD DYNASOAR_FORCEINLINE T* field_address(std::uint64_t p) {
-  const std::uint64_t capacity = pointer_capacity(p);
-  return reinterpret_cast<T*>(pointer_block(p) + kBlockHeaderBytes + Info::template array_offset<J>(capacity) +
-                              pointer_slot(p) * sizeof(T));
+  if constexpr (Info::kLayout == Layout::kAos) {
+    // The object's slot times its runtime class's stride, plus the field's offset.
+    return reinterpret_cast<T*>(pointer_block(p) + kBlockHeaderBytes +
+                                pointer_slot(p) * Info::stride_of(pointer_type(p)) +
+                                Info::template kFieldOffset<J>);
+  } else {
+    // The field's array in a block of the runtime class's capacity, plus the slot.
+    const std::uint64_t capacity = pointer_capacity(p);
+    return reinterpret_cast<T*>(pointer_block(p) + kBlockHeaderBytes +
+                                Info::template array_offset<J>(capacity) +
+                                pointer_slot(p) * sizeof(T));
+  }
 }
 
 }  // namespace dynasoar::soa
