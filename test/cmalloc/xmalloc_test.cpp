@@ -237,6 +237,109 @@ TEST(CMallocXMalloc, EnqueueMovesTheTailIntoItsSlotPastAStaleMove) {
   EXPECT_EQ(o[8], XMalloc::kEmpty);
 }
 
+// Workers enqueue numbered messages into one queue of two slots and
+// dequeue from it, one attempt each, as fast as they can; then the queue
+// is emptied. Every message that an enqueue put in must come out exactly
+// once, and no other. A message left in a slot that no dequeue accepts (the
+// stuck queue of a lost tail move) or one taken twice fails it; so would an
+// enqueue that reported kContended after changing the queue (append's
+// bounded move gives up with the tail untouched). It needs interleavings
+// that a GPU's warps make all the time: on a two-core host, three runs of
+// 100 000 rounds did not catch the single compare-and-swap of the first
+// version, which the step-by-step script above does.
+struct QueuePingPong {
+  XMalloc a;
+  unsigned* put;    // per message: 1 once an enqueue of it returned kDone
+  unsigned* taken;  // per message: how many dequeues returned it
+  std::size_t workers_wanted;
+  std::uint32_t rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    const std::uint32_t qi = a.queue_of(0, 0);
+    const std::size_t messages = workers_wanted * rounds + 1;
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      const auto id = static_cast<std::uint32_t>(w * rounds + r) + 1;  // 0: no message
+      if (a.enqueue(qi, id) == XMalloc::kDone) platform::atomic_store(&put[id], 1u);
+      std::uint32_t got = 0;
+      if (a.dequeue(qi, got) == XMalloc::kDone)
+        platform::atomic_fetch_add(&taken[got < messages ? got : 0], 1u);  // 0: none of ours
+    }
+  }
+};
+
+// What is left in the queue after the workers: at most `slots` dequeues
+// (bounded), stopping at the first that does not take a message.
+struct EmptyQueue {
+  XMalloc a;
+  unsigned* taken;
+  unsigned* left;
+  std::size_t messages;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    const std::uint32_t qi = a.queue_of(0, 0);
+    for (std::uint32_t i = 0; i < a.slots; ++i) {
+      std::uint32_t got = 0;
+      if (a.dequeue(qi, got) != XMalloc::kDone) break;
+      taken[got < messages ? got : 0] += 1;
+      *left += 1;
+    }
+    left[1] = a.queue_size(qi);
+  }
+};
+
+TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
+  const std::size_t workers = platform::kCudaBuild ? 4096 : 16;
+  const auto rounds = static_cast<std::uint32_t>(test::stress_rounds(platform::kCudaBuild ? 64 : 4000));
+  Options options;
+  options.queues = 1;
+  options.queue_slots = 2;  // every slot is reused all the time
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  ASSERT_EQ(pool.device().slots, 2u);
+  const std::size_t messages = workers * rounds + 1;
+  Buffer<unsigned> put(messages), taken(messages), left(2);
+  put.zero();
+  taken.zero();
+  left.zero();
+  platform::parallel_workers(workers, QueuePingPong{pool.device(), put.data(), taken.data(),
+                                                    workers, rounds});
+  platform::synchronize();
+  platform::parallel_for(1, EmptyQueue{pool.device(), taken.data(), left.data(), messages});
+  platform::synchronize();
+  const std::vector<unsigned> p = put.to_vector(), t = taken.to_vector(), l = left.to_vector();
+  EXPECT_EQ(l[1], 0u) << "the queue still holds messages that no dequeue takes (stuck)";
+  std::size_t moved = 0, lost = 0, doubled = 0, invented = 0;
+  for (std::size_t id = 1; id < messages; ++id) {
+    moved += t[id] == 1 ? 1 : 0;
+    lost += p[id] == 1 && t[id] == 0 ? 1 : 0;
+    doubled += t[id] > 1 ? 1 : 0;
+    invented += p[id] == 0 && t[id] != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(t[0], 0u) << "a dequeue returned a payload that is no message of this test";
+  EXPECT_EQ(lost, 0u) << "messages put in never came out";
+  EXPECT_EQ(doubled, 0u) << "messages came out twice";
+  EXPECT_EQ(invented, 0u) << "messages came out that no enqueue reported as put in";
+  EXPECT_GT(moved, workers) << "the queue passed too few messages for the test to mean much";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// --- the underlying allocator is asked by one lane at a time ------------------------------
+
+// The leader of a coalesced group takes the group's block while the other
+// lanes wait at the shuffle that hands it over; ScatterAlloc must serve it
+// on its one-lane path, with no warp-synchronous code of its own in that
+// branch (XMalloc::attach). So the underlying allocator never coalesces,
+// whatever the pool's or XMalloc's options say.
+TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
+  cmalloc::PoolOptions pool_options;
+  pool_options.scatter.coalesce = true;
+  PoolHandle<XMalloc> from_pool_options(std::uint64_t{64} * kPageBytes, pool_options);
+  EXPECT_TRUE(from_pool_options.device().coalesce) << "XMalloc's own coalescing stays on";
+  EXPECT_FALSE(from_pool_options.device().under.coalesce);
+  Options options;
+  options.underlying.coalesce = true;
+  PoolHandle<XMalloc> from_options(std::uint64_t{64} * kPageBytes, options);
+  EXPECT_FALSE(from_options.device().under.coalesce);
+}
+
 // --- contended churn, then an audit -----------------------------------------------------
 
 struct Held {
@@ -507,6 +610,75 @@ TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
     const Snapshot after = snapshot(pool, held);
     expect_accounted(after, none);
     EXPECT_EQ(after.in_use.size(), after.queued.size()) << "all freed: only queued blocks remain";
+  }
+}
+
+// The pattern of the back-end suite's object churn, on the raw allocator:
+// every worker allocates `bytes` each round, checks it, and frees it again
+// in even rounds, so that the lanes of a warp free the pieces of one block
+// together (one subtraction, the block to the queue) and take it back from
+// their queue in the next round. 2000 bytes: two pieces per block, so a
+// warp's group has 16 leaders that take blocks at once. Then the audit.
+struct FreeEveryOtherRound {
+  XMalloc a;
+  Held* held;  // per worker rounds / 2
+  unsigned long long* counters;  // [0] broken patterns, [1] nullptrs
+  std::size_t workers_wanted;
+  int rounds;
+  std::uint64_t bytes;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    unsigned long long broken = 0, nulls = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t sig = platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
+      const auto address = reinterpret_cast<std::uint64_t>(a.malloc(bytes));
+      if (address == 0) {
+        ++nulls;
+        continue;
+      }
+      fill_user_data(address, bytes, sig);
+      if (!user_data_intact(address, bytes, sig)) ++broken;
+      if (r % 2 == 0)
+        a.free(reinterpret_cast<void*>(address));
+      else
+        held[w * static_cast<std::size_t>(rounds / 2) + static_cast<std::size_t>(r / 2)] = {
+            address, bytes, sig};
+    }
+    const auto mine = static_cast<std::size_t>(rounds / 2);
+    for (std::size_t i = 0; i < mine; ++i) {
+      const Held& h = held[w * mine + i];
+      if (h.address != 0 && !user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+    }
+    platform::atomic_fetch_add(&counters[0], broken);
+    platform::atomic_fetch_add(&counters[1], nulls);
+  }
+};
+
+TEST(CMallocXMalloc, WarpsThatFreeWholeBlocksTakeThemBack) {
+  const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 16 : 400);
+  for (const std::uint64_t bytes : {std::uint64_t{48}, std::uint64_t{2000}}) {
+    SCOPED_TRACE("bytes: " + std::to_string(bytes));
+    const std::size_t kept = workers * static_cast<std::size_t>(rounds / 2);
+    // Two KiB per piece held at the end and per piece in flight, and slack.
+    PoolHandle<XMalloc> pool((kept + 2 * workers) * std::uint64_t{2048} + (std::uint64_t{4} << 20));
+    Buffer<Held> held(kept);
+    held.zero();
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(workers, FreeEveryOtherRound{pool.device(), held.data(),
+                                                            counters.data(), workers, rounds,
+                                                            bytes});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
+    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
+    EXPECT_NO_THROW(pool.check_errors());
+    const std::vector<Held> h = held.to_vector();
+    EXPECT_EQ(static_cast<std::size_t>(std::count_if(h.begin(), h.end(),
+                                                     [](const Held& x) { return x.address != 0; })),
+              kept);
+    expect_accounted(snapshot(pool, held), h);
   }
 }
 

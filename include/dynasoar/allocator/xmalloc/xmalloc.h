@@ -48,17 +48,21 @@
 //    frees nothing. Not detected: a pointer freed before whose block has
 //    been handed out again with a piece at the same place.
 //
-// Forward progress. No thread ever waits for another. The queue operations
-// make one attempt each (a failed compare-and-swap on the head or tail
-// means another thread's operation on that queue succeeded; the one loop
-// inside, an enqueue's move of the old tail into its slot, retries only
-// while other enqueues write that slot, see append) and a caller makes at
-// most kQueueProbes of them before it falls back to the underlying allocator,
-// whose loops are bounded or lock-free (scatter_alloc.h). The drain is
-// bounded by the queues' capacity. So the allocator is correct under
-// independent thread scheduling and for grids whose blocks are not all
-// resident; a thread that loses every race gets its memory from the
-// underlying allocator, or nullptr and the out-of-memory flag.
+// Forward progress. No thread ever waits for another thread's write, so
+// a thread that is never scheduled (a block of a grid that is not resident,
+// a lane of the same warp parked elsewhere) holds nobody up. Every loop has
+// a bound that does not depend on other threads (each says so where it is):
+// the queue probes (kQueueProbes), the move of an old tail into its slot
+// (kMoveAttempts, then the enqueue reports contention), the drain (the
+// queues' capacity) and the retries after a drain (kReclaimRounds). The
+// underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h).
+// The lanes of a warp meet only in straight-line code right after the
+// match_any that formed their group (shuffle, __syncwarp), and the one
+// lane of a group that works while the others wait at the shuffle (the
+// leader taking a block) runs no warp-synchronous code itself: the
+// underlying allocator serves it on its one-lane path (see attach). A thread
+// that loses every race gets its memory from the underlying allocator, or
+// nullptr and the out-of-memory flag.
 #pragma once
 
 #include <algorithm>
@@ -90,6 +94,9 @@ inline constexpr std::uint32_t kQueueProbes = 4;
 /// Times an allocation that the underlying allocator refuses drains the
 /// queues into it and asks again.
 inline constexpr std::uint32_t kReclaimRounds = 2;
+/// Compare-and-swaps an enqueue makes to move the old tail into its slot
+/// before it gives up and reports contention (see XMalloc::append).
+inline constexpr std::uint32_t kMoveAttempts = 8;
 /// Tag of the piece word of a piece in use.
 inline constexpr std::uint32_t kLiveTag = 0x584D4C56u;
 /// Tag of the piece word of a piece that was freed.
@@ -126,7 +133,8 @@ struct Options {
   /// Serve the lanes of a warp that ask for the same size with one block
   /// (Sec. 5.1). Off: a block per request (the paper's "no coalescing").
   bool coalesce = true;
-  /// The settings of the underlying ScatterAlloc.
+  /// The settings of the underlying ScatterAlloc. Its `coalesce` is not
+  /// used: XMalloc asks it on its one-lane path (see XMalloc::attach).
   scatter::Options underlying{};
 };
 
@@ -212,6 +220,17 @@ struct XMalloc {
   /// side table `meta` (metadata_words long). Host only. Throws
   /// std::invalid_argument for a pool of less than one page, over 64 GiB
   /// (32-bit block numbers in the queues), or settings ScatterAlloc refuses.
+  ///
+  /// The underlying ScatterAlloc runs without warp coalescing, whatever
+  /// `o.underlying.coalesce` says. Only the leader of a coalesced group asks
+  /// it, from a branch that the rest of the group waits behind, at the
+  /// shuffle that hands the block over. ScatterAlloc's coalesced path would
+  /// form a second group there from the lanes present (__activemask) and
+  /// run its own match_any and shuffles, with followers waiting on a leader
+  /// that runs a search: warp-synchronous code nested in another group's
+  /// divergent branch, the one place where the lanes of a mask could be at
+  /// different synchronising calls. The one-lane path has no warp
+  /// intrinsic, and it costs little: one request per group, not per lane.
   void attach(std::uint64_t pool, std::uint64_t pool_bytes, std::uint64_t* meta, const Options& o) {
     const std::string name = kName;
     if (pool_bytes < scatter::kPageBytes)
@@ -222,7 +241,9 @@ struct XMalloc {
       throw std::invalid_argument(name + ": at most 64 GiB (32-bit block numbers)");
     const std::uint64_t under_words =
         scatter::ScatterAlloc::metadata_words(pool_bytes, o.underlying);
-    under.attach(pool, pool_bytes, meta, o.underlying);
+    scatter::Options underlying = o.underlying;
+    underlying.coalesce = false;
+    under.attach(pool, pool_bytes, meta, underlying);
     under.error = reinterpret_cast<unsigned*>(meta + under_words);
     const Geometry g = geometry(pool_bytes, o);
     mem = pool;
@@ -288,6 +309,7 @@ struct XMalloc {
     const std::uint32_t k = class_of(piece * pieces);
     std::uint64_t block = 0;
     const std::uint32_t first = first_queue();
+    // Forward progress: at most kQueueProbes dequeues, each one attempt.
     for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
       std::uint32_t payload = 0;
       if (dequeue(queue_of(k, first + i), payload) == kDone) {
@@ -392,19 +414,29 @@ struct XMalloc {
   /// compare-and-swap lands between our read and ours, ours fails although
   /// the slot holds an older message than t. So a failure is not "someone
   /// moved t": we read the slot again and retry while it holds an older
-  /// message. Forward progress: the slot's messages only get newer (every
-  /// write replaces an older message by a newer one), so each failure means
-  /// another enqueue wrote the slot once, and each enqueue writes it at most
-  /// once; the loop ends after at most as many failures as enqueues on this
-  /// queue overlap ours, and no thread waits for another.
+  /// message.
+  ///
+  /// Forward progress: the slot's messages only get newer (every write
+  /// replaces an older message by a newer one), so each failure means that
+  /// another enqueue wrote the slot, and the loop never waits for a write:
+  /// its next compare-and-swap starts from what the slot holds. It is
+  /// still bounded by a constant, kMoveAttempts, so that its length does
+  /// not depend on how many stale enqueues other threads have in flight;
+  /// after that many failures it returns kContended with the tail
+  /// untouched. That is safe: nobody needs message t in its slot until the
+  /// tail has moved past t, and the enqueue that moves it will first move t
+  /// (this one, retried, or another).
   DYNASOAR_HD Outcome append(std::uint32_t qi, std::uint32_t payload, std::uint64_t t,
                              std::uint64_t seen) const {
     const std::uint32_t tail_seq = message_seq(t);
     std::uint64_t* slot = slot_of(qi, tail_seq);
-    // Release: whoever dequeues message t from the slot sees the block as
-    // its enqueue left it (we read t with an acquire).
-    while (static_cast<std::int32_t>(tail_seq - message_seq(seen)) > 0 &&
-           !platform::atomic_compare_exchange(slot, seen, t, platform::release)) {
+    for (std::uint32_t attempt = 0;
+         static_cast<std::int32_t>(tail_seq - message_seq(seen)) > 0; ++attempt) {
+      if (attempt == kMoveAttempts) return kContended;
+      // Release: whoever dequeues message t from the slot sees the block as
+      // its enqueue left it (we read t with an acquire). A failure loads
+      // the slot's message into `seen`.
+      if (platform::atomic_compare_exchange(slot, seen, t, platform::release)) break;
     }
     std::uint64_t expected = t;
     // Release: the block's contents and header, and the slot just written,
@@ -470,7 +502,11 @@ struct XMalloc {
   /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
   /// together share blocks of up to kLargestClass / piece pieces: the lowest
   /// lane of each share takes the block, hands it to the others with one
-  /// shuffle, and every lane writes its piece's header. No loop.
+  /// shuffle, and every lane writes its piece's header. No loop. Forward
+  /// progress: every lane of `group` runs the same straight-line sequence
+  /// of the two synchronising calls below (shfl, sync) with the same mask;
+  /// the followers wait at the shuffle only for their leader, whose
+  /// new_block has bounded loops and no warp intrinsic (see attach).
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
@@ -510,6 +546,7 @@ struct XMalloc {
   /// drained into it and it is asked again, at most kReclaimRounds times.
   DYNASOAR_HD std::uint64_t underlying_malloc(std::uint64_t n) const {
     auto block = reinterpret_cast<std::uint64_t>(under.malloc(n));
+    // Forward progress: at most kReclaimRounds drains and requests.
     for (std::uint32_t round = 0; block == 0 && round < kReclaimRounds; ++round) {
       drain();
       block = reinterpret_cast<std::uint64_t>(under.malloc(n));
@@ -517,9 +554,10 @@ struct XMalloc {
     return block;
   }
 
-  /// Gives every queued block back to the underlying allocator. Bounded:
-  /// each queue is asked at most `slots` times, and a queue that another
-  /// thread changes meanwhile is left.
+  /// Gives every queued block back to the underlying allocator. Forward
+  /// progress: bounded by the queues' capacity, since each queue is asked
+  /// at most `slots` times, and a queue that another thread changes
+  /// meanwhile is left.
   DYNASOAR_HD void drain() const {
     for (std::uint32_t qi = 0; qi < kClasses * queues; ++qi) {
       for (std::uint32_t i = 0; i < slots; ++i) {
@@ -542,8 +580,10 @@ struct XMalloc {
       // The group meets before its lowest lane subtracts for all of it:
       // match_any orders no memory, a barrier does among its lanes. So every
       // lane's last use of its piece comes before the lowest lane's release
-      // below, and so before the block's next owner's use. Straight-line: every
-      // lane of `group` gets here.
+      // below, and so before the block's next owner's use. Forward progress:
+      // `present` holds only lanes that run this straight-line sequence
+      // together (present_lanes), so every lane of `group` reaches this
+      // barrier with the same mask; the others leave right after it.
       warp::sync(group);
       if (warp::lane_id() % 32u != static_cast<unsigned>(platform::ctz(group))) return;
       n = static_cast<std::uint32_t>(platform::popc(group));
@@ -560,6 +600,7 @@ struct XMalloc {
     if (k != kLargeClass) {
       const auto payload = static_cast<std::uint32_t>((block - mem) / kAlignment);
       const std::uint32_t first = first_queue();
+      // Forward progress: at most kQueueProbes enqueues, each bounded (append).
       for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i)
         if (enqueue(queue_of(k, first + i), payload) == kDone) return;
     }
