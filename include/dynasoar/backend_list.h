@@ -28,7 +28,6 @@
 #include "dynasoar/allocator/cmalloc/circular_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
-#include "dynasoar/allocator/xmalloc/xmalloc.h"
 
 // clang-format off
 #define DYNASOAR_BACKEND_LIST(X)                                                 \
@@ -41,6 +40,5 @@
   X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>, raw keeps)       \
   X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,     raw)             \
   X(cuda_malloc,   CudaMalloc,   Bytes<cmalloc::CudaMalloc>,   frees raw keeps) \
-  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps) \
-  X(xmalloc,       XMalloc,      Bytes<xmalloc::XMalloc>,      frees raw keeps)
+  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps)
 // clang-format on
