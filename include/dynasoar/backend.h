@@ -29,39 +29,32 @@
 
 namespace dynasoar::backend {
 
-/// The SOA object heap (DynaSOAr): backend::Dynasoar.
-struct DynasoarHeap {
+/// The DynaSOAr block heap with the block layout L: one descriptor for both
+/// of its back ends below.
+template <soa::Layout L>
+struct Heap {
   /// The allocator of this back end for the classes Ts.
   template <class... Ts>
-  using Allocator = SoaAllocator<Ts...>;
+  using Allocator = HeapAllocator<L, Ts...>;
   /// Name of the back end in messages and reports.
-  static constexpr const char* kName = "dynasoar";
+  static constexpr const char* kName = soa::backend_name(L);
   /// Name of the back end in CMake's DYNASOAR_BACKEND.
   static constexpr const char* kBackend = kName;
   /// True: objects can be destroyed (property `frees`).
   static constexpr bool kFrees = true;
-  /// The layout of the heap's blocks: one array per field.
-  static constexpr soa::Layout kLayout = soa::Layout::kSoa;
+  /// The layout of the heap's blocks.
+  static constexpr soa::Layout kLayout = L;
 };
+
+/// The SOA object heap (DynaSOAr), one array per field: backend::Dynasoar.
+using DynasoarHeap = Heap<soa::Layout::kSoa>;
 
 /// BitmapAlloc (paper Sec. 6) as this framework has it: the DynaSOAr heap,
 /// its blocks, capacities and hierarchical bitmaps unchanged, with whole
 /// objects (AOS) in each block instead of one array per field, so that a
 /// program run on both shows what the SOA layout is worth
 /// (docs/design/heap.md, "BitmapAlloc"). backend::BitmapAlloc.
-struct BitmapHeap {
-  /// The allocator of this back end for the classes Ts.
-  template <class... Ts>
-  using Allocator = BitmapAllocator<Ts...>;
-  /// Name of the back end in messages and reports.
-  static constexpr const char* kName = "bitmap_alloc";
-  /// Name of the back end in CMake's DYNASOAR_BACKEND.
-  static constexpr const char* kBackend = kName;
-  /// True: objects can be destroyed (property `frees`).
-  static constexpr bool kFrees = true;
-  /// The layout of the heap's blocks: whole objects.
-  static constexpr soa::Layout kLayout = soa::Layout::kAos;
-};
+using BitmapHeap = Heap<soa::Layout::kAos>;
 
 /// A back end of the DynaSOAr block heap, in either layout (DynasoarHeap,
 /// BitmapHeap): the heap's handle, options, statistics and error behaviour.

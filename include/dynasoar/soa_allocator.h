@@ -76,7 +76,7 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   /// The layout of the blocks' data segments.
   static constexpr soa::Layout kLayout = L;
   /// Name of the back end in error messages.
-  static constexpr const char* kBackendName = L == soa::Layout::kSoa ? "dynasoar" : "bitmap_alloc";
+  static constexpr const char* kBackendName = soa::backend_name(L);
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
   /// n-body's force loop took five times as long staged as unstaged

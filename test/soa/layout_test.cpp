@@ -204,12 +204,12 @@ struct PaddedWorld {
 };
 
 TEST(SoaAosLayout, BlockGrowsOnlyWhereObjectsDoNotFit) {
-  using Aos = PaddedWorld<Layout::kAos>;
-  using Soa = PaddedWorld<Layout::kSoa>;
-  EXPECT_EQ(Aos::Alloc::Registry::kCapacity<Aos::Padded>, 64u);
-  EXPECT_EQ(Soa::Alloc::Registry::kCapacity<Soa::Padded>, 64u);
-  EXPECT_EQ(Soa::Alloc::Handle::kBlockBytes, 64u + 64u + 512u);
-  EXPECT_EQ(Aos::Alloc::Handle::kBlockBytes, 64u + 64u * 16u);
+  using PaddedAos = PaddedWorld<Layout::kAos>;
+  using PaddedSoa = PaddedWorld<Layout::kSoa>;
+  EXPECT_EQ(PaddedAos::Alloc::Registry::kCapacity<PaddedAos::Padded>, 64u);
+  EXPECT_EQ(PaddedSoa::Alloc::Registry::kCapacity<PaddedSoa::Padded>, 64u);
+  EXPECT_EQ(PaddedSoa::Alloc::Handle::kBlockBytes, 64u + 64u + 512u);
+  EXPECT_EQ(PaddedAos::Alloc::Handle::kBlockBytes, 64u + 64u * 16u);
 }
 
 // --- field addresses of live objects -----------------------------------------------------

@@ -49,6 +49,12 @@ enum class Layout {
   kAos,  ///< whole objects of `stride` bytes one after another (BitmapAlloc, Sec. 6)
 };
 
+/// The back end of the block heap in layout L (CMake's DYNASOAR_BACKEND and
+/// the name in messages): "dynasoar" or "bitmap_alloc".
+constexpr const char* backend_name(Layout l) {
+  return l == Layout::kSoa ? "dynasoar" : "bitmap_alloc";
+}
+
 /// The class model of the registered classes `Types` (a model::TypeList)
 /// with the heap's block layout L.
 template <class Types, Layout L = Layout::kSoa>
