@@ -99,7 +99,7 @@ template <class B>
 concept KeepingRawBackend = RawBackend<B> && B::kKeepsMemory;
 
 // backend::<name> for every line of the list.
-#define DYNASOAR_DETAIL_ALIAS(build_name, name, type, properties) using name = type;
+#define DYNASOAR_DETAIL_ALIAS(build_name, name, type, properties, header) using name = type;
 DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_ALIAS)
 #undef DYNASOAR_DETAIL_ALIAS
 
@@ -133,9 +133,12 @@ constexpr bool properties_match(std::string_view properties) {
 /// Every back end, once, in the order of DYNASOAR_BACKEND_LIST. Tests,
 /// benchmarks and the back-end switch iterate over this list; CMake reads
 /// the same lines (a test compares the lists).
-#define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties) , name
+#define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties, header) , name
 using All = typename detail::DropFirst<model::TypeList<void DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_AFTER_COMMA)>>::type;
 #undef DYNASOAR_DETAIL_AFTER_COMMA
+static_assert(All::size <= static_cast<std::size_t>(detail::kMaxBackends),
+              "dynasoar/backend_list.h has more lines than dynasoar/detail/backend_headers.h "
+              "includes headers for: add positions there");
 
 namespace detail {
 template <class B>
@@ -168,7 +171,7 @@ using RawAllocators = typename detail::RawAllocatorsOf<All>::type;
 
 // Each line's build name is its allocator's kBackend, and its properties
 // are what the code does.
-#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties)                                     \
+#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties, header)                                     \
   static_assert(std::string_view(name::kBackend) == #build_name,                                      \
                 "dynasoar/backend_list.h: " #build_name " is not the kBackend of " #type);            \
   static_assert(detail::properties_match<name>(#properties),                                          \
@@ -199,7 +202,7 @@ constexpr std::size_t index_of(const char* name) { return detail::index_of_name(
 inline constexpr const char* kSelectedName = DYNASOAR_DETAIL_STRING(DYNASOAR_BACKEND);
 #undef DYNASOAR_DETAIL_STRING
 #undef DYNASOAR_DETAIL_NAME
-#define DYNASOAR_DETAIL_QUOTED(build_name, name, type, properties) " " #build_name
+#define DYNASOAR_DETAIL_QUOTED(build_name, name, type, properties, header) " " #build_name
 static_assert(index_of(kSelectedName) != model::kNotFound,
               "DYNASOAR_BACKEND names no back end; the back ends (dynasoar/backend_list.h):" DYNASOAR_BACKEND_LIST(
                   DYNASOAR_DETAIL_QUOTED));

@@ -4,10 +4,9 @@
 // reads the lines of DYNASOAR_BACKEND_LIST to know which programs to build
 // (CMakeLists.txt). See docs/guide/extending.md, "A back end".
 //
-// Adding a back end is its folder under allocator/ and, in this file, the
-// include of its header (once per folder) and its line in the list:
+// Adding a back end is its folder under allocator/ and its line here:
 //
-//   X(<build name>, <name>, <type>, <properties>)
+//   X(<build name>, <name>, <type>, <properties>, "<header>")
 //
 //   <build name>  DYNASOAR_BACKEND's value and the suffix of the programs
 //                 built for it; the allocator's kBackend
@@ -22,23 +21,22 @@
 //                          and the raw benchmark run on it
 //                   keeps  raw memory stays valid until it is freed: the raw
 //                          k-d tree runs on it
+//   <header>      the header that declares <type>, included from here
+//                 (dynasoar/detail/backend_headers.h)
 #pragma once
-
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
-#include "dynasoar/allocator/cmalloc/circular_malloc.h"
-#include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
-#include "dynasoar/allocator/scatter/scatter_alloc.h"
 
 // clang-format off
 #define DYNASOAR_BACKEND_LIST(X)                                                 \
-  X(dynasoar,      Dynasoar,     DynasoarHeap,                 frees)           \
-  X(bitmap_alloc,  BitmapAlloc,  BitmapHeap,                   frees)           \
-  X(cmalloc,       CMalloc,      Bytes<cmalloc::CMalloc>,      frees raw keeps) \
-  X(cfmalloc,      CFMalloc,     Bytes<cmalloc::CFMalloc>,     frees raw keeps) \
-  X(cmmalloc,      CMMalloc,     Bytes<cmalloc::CMMalloc>,     frees raw keeps) \
-  X(cfmmalloc,     CFMMalloc,    Bytes<cmalloc::CFMMalloc>,    frees raw keeps) \
-  X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>, raw keeps)       \
-  X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,     raw)             \
-  X(cuda_malloc,   CudaMalloc,   Bytes<cmalloc::CudaMalloc>,   frees raw keeps) \
-  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps)
+  X(dynasoar,      Dynasoar,     DynasoarHeap,                 frees,           "dynasoar/soa_allocator.h")                     \
+  X(bitmap_alloc,  BitmapAlloc,  BitmapHeap,                   frees,           "dynasoar/soa_allocator.h")                     \
+  X(cmalloc,       CMalloc,      Bytes<cmalloc::CMalloc>,      frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
+  X(cfmalloc,      CFMalloc,     Bytes<cmalloc::CFMalloc>,     frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
+  X(cmmalloc,      CMMalloc,     Bytes<cmalloc::CMMalloc>,     frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
+  X(cfmmalloc,     CFMMalloc,    Bytes<cmalloc::CFMMalloc>,    frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
+  X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>, raw keeps,       "dynasoar/allocator/cmalloc/bump_malloc.h")     \
+  X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,     raw,             "dynasoar/allocator/cmalloc/bump_malloc.h")     \
+  X(cuda_malloc,   CudaMalloc,   Bytes<cmalloc::CudaMalloc>,   frees raw keeps, "dynasoar/allocator/cuda_malloc/cuda_malloc.h") \
+  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps, "dynasoar/allocator/scatter/scatter_alloc.h")
 // clang-format on
+
+#include "dynasoar/detail/backend_headers.h"
