@@ -136,9 +136,6 @@ constexpr bool properties_match(std::string_view properties) {
 #define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties, header) , name
 using All = typename detail::DropFirst<model::TypeList<void DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_AFTER_COMMA)>>::type;
 #undef DYNASOAR_DETAIL_AFTER_COMMA
-static_assert(All::size <= static_cast<std::size_t>(detail::kMaxBackends),
-              "dynasoar/backend_list.h has more lines than dynasoar/detail/backend_headers.h "
-              "includes headers for: add positions there");
 
 namespace detail {
 template <class B>

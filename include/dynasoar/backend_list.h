@@ -21,8 +21,9 @@
 //                          and the raw benchmark run on it
 //                   keeps  raw memory stays valid until it is freed: the raw
 //                          k-d tree runs on it
-//   <header>      the header that declares <type>, included from here
-//                 (dynasoar/detail/backend_headers.h)
+//   <header>      the header <type> needs (its allocator's), included
+//                 from here (dynasoar/detail/backend_headers.h), before
+//                 backend.h declares anything: it cannot be backend.h
 #pragma once
 
 // clang-format off

@@ -5,12 +5,21 @@
 // An #include cannot be made by a macro that loops over a list, but it may
 // name a macro that expands to "header" (a computed include). So the
 // headers are picked from the list by position, one #include per position,
-// for up to kMaxBackends lines: DYNASOAR_DETAIL_HEADER_AT(k) is the header
-// of line k, or an empty header past the last line (the list is padded).
-// A header that several lines name (the CMalloc family's) is included once
-// (#pragma once). More lines than kMaxBackends fail to compile with a
-// message (backend.h); then add positions below.
+// for up to DYNASOAR_DETAIL_MAX_BACKENDS lines: DYNASOAR_DETAIL_HEADER_AT(k)
+// is the header of line k, or an empty header past the last line (the list
+// is padded). A header that several lines name (the CMalloc family's) is
+// included once (#pragma once). A list longer than that stops here with a
+// message, before any header is left out; to allow more lines, raise the
+// maximum and add as many PICK macros, padding entries and #include lines.
 #pragma once
+
+// Positions below: PICK_0..PICK_31, 32 padding entries, 32 #include lines.
+#define DYNASOAR_DETAIL_MAX_BACKENDS 32
+#define DYNASOAR_DETAIL_ONE_LINE(...) +1
+#if (0 DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_ONE_LINE)) > DYNASOAR_DETAIL_MAX_BACKENDS
+#error "dynasoar/backend_list.h has more lines than dynasoar/detail/backend_headers.h includes headers for: add positions there"
+#endif
+#undef DYNASOAR_DETAIL_ONE_LINE
 
 // The header of a line, followed by a comma.
 #define DYNASOAR_DETAIL_HEADER_OF(build_name, name, type, properties, header) header,
@@ -59,10 +68,6 @@
   DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE, DYNASOAR_DETAIL_NONE
 // clang-format on
 
-namespace dynasoar::backend::detail {
-/// Lines of DYNASOAR_BACKEND_LIST whose headers this file includes.
-inline constexpr int kMaxBackends = 32;
-}  // namespace dynasoar::backend::detail
 
 #include DYNASOAR_DETAIL_HEADER_AT(0)
 #include DYNASOAR_DETAIL_HEADER_AT(1)

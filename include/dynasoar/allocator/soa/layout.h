@@ -51,8 +51,15 @@ enum class Layout {
 
 /// The back end of the block heap in layout L (CMake's DYNASOAR_BACKEND and
 /// the name in messages): "dynasoar" or "bitmap_alloc".
+/// (A switch, so that a new layout without a name draws -Wswitch.)
 constexpr const char* backend_name(Layout l) {
-  return l == Layout::kSoa ? "dynasoar" : "bitmap_alloc";
+  switch (l) {
+    case Layout::kSoa:
+      return "dynasoar";
+    case Layout::kAos:
+      return "bitmap_alloc";
+  }
+  return "";
 }
 
 /// The class model of the registered classes `Types` (a model::TypeList)
