@@ -168,7 +168,7 @@ using RawAllocators = typename detail::RawAllocatorsOf<All>::type;
 
 // Each line's build name is its allocator's kBackend, and its properties
 // are what the code does.
-#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties, header)                                     \
+#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties, header)                             \
   static_assert(std::string_view(name::kBackend) == #build_name,                                      \
                 "dynasoar/backend_list.h: " #build_name " is not the kBackend of " #type);            \
   static_assert(detail::properties_match<name>(#properties),                                          \
