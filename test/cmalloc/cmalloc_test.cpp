@@ -369,7 +369,9 @@ TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
   // ScatterAlloc splits a page for one size: the few pages of this pool
   // cannot serve as many sizes at once as there are workers, so they ask for
   // one size (16 bytes) here. ScatterAllocPages tests the pages' reset.
-  constexpr bool kPaged = std::is_same_v<TypeParam, scatter::ScatterAlloc>;
+  // XMalloc takes its blocks from ScatterAlloc's pages.
+  constexpr bool kPaged = std::is_same_v<TypeParam, scatter::ScatterAlloc> ||
+                          std::is_same_v<TypeParam, xmalloc::XMalloc>;
   platform::parallel_workers(
       workers, AllocateAndKeep<TypeParam>{pool.device(), held.data(), counters.data(), workers, 1,
                                           kPaged ? 16 : max_bytes});

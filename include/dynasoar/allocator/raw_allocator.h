@@ -20,8 +20,9 @@ namespace dynasoar {
 ///   programs' suffix), `kCanFree`.
 /// - `kCircular` and `kDeviceHeap`: how PoolHandle sets up its pool (a chunk
 ///   list of the CMalloc family, CUDA's device heap, or a plain buffer; an
-///   allocator that lays out its own pool also offers `metadata_words` and
-///   `attach`, the concept cmalloc::SetsUpItsPool).
+///   allocator that lays out its own pool also offers its `Options`,
+///   `options_from`, `metadata_words` and `attach`, the concept
+///   cmalloc::SetsUpItsPool).
 /// Optional: `kReusesLiveMemory = true` for an allocator that may hand out
 /// memory still in use (AWMalloc).
 template <class R>

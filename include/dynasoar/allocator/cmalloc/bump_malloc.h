@@ -21,8 +21,16 @@ namespace dynasoar::cmalloc {
 /// Every allocator of this family returns 16-byte aligned memory.
 inline constexpr std::uint64_t kAlignment = 16;
 
-/// Error flags raised in device code and reported by the pool's handle.
-enum PoolError : unsigned { kPoolOk = 0, kPoolOutOfMemory = 1 };
+/// Error flags raised in device code and reported by the pool's handle
+/// (cmalloc::PoolHandle::check_errors), for every raw allocator.
+enum PoolError : unsigned {
+  kPoolOk = 0,
+  /// A malloc returned nullptr.
+  kPoolOutOfMemory = 1,
+  /// free() was given a pointer that is no live allocation of this pool;
+  /// nothing was freed (allocators that check their pointers raise it).
+  kPoolBadFree = 2
+};
 
 /// `bytes` rounded up to a multiple of kAlignment; a request of 0 bytes takes 16.
 DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint64_t bytes) {

@@ -49,17 +49,21 @@ struct PoolOptions {
   /// Off: chunks merge only on free and only with the next chunk, as in
   /// paper 000, and a pool that has seen many frees is cut ever finer.
   bool merge_on_walk = true;
-  /// ScatterAlloc: pages per super block and region, max_frag, Eq. 3's
-  /// factors and warp coalescing (scatter::Options).
+  /// ScatterAlloc, and allocators built on it: pages per super block and
+  /// region, max_frag, Eq. 3's factors and warp coalescing (scatter::Options).
   scatter::Options scatter{};
 };
 
-/// A raw allocator that lays out its own pool: PoolHandle gives it the pool
-/// and a zeroed side table of `metadata_words` 64-bit words (ScatterAlloc's
-/// usage table), and it checks its settings in `attach`.
+/// A raw allocator that lays out its own pool (e.g. ScatterAlloc): it
+/// has its own settings type `Options`, which `options_from` fills from
+/// these PoolOptions (a handle may also be given the Options themselves);
+/// PoolHandle gives it the pool and a zeroed side table of
+/// `metadata_words(bytes, options)` 64-bit words, and `attach` checks the
+/// settings and lays the pool out. Its errors are the PoolError flags.
 template <class Alloc>
 concept SetsUpItsPool = requires(Alloc a, std::uint64_t n, std::uint64_t* meta,
-                                 const scatter::Options& o) {
+                                 const PoolOptions& po, const typename Alloc::Options& o) {
+  { Alloc::options_from(po) } -> std::convertible_to<typename Alloc::Options>;
   { Alloc::metadata_words(n, o) } -> std::same_as<std::uint64_t>;
   a.attach(n, n, meta, o);
 };
@@ -103,20 +107,23 @@ class PoolHandle {
   /// A pool of `bytes` bytes (rounded down to 16). Throws std::invalid_argument
   /// for a pool the allocator cannot address or pre-split.
   explicit PoolHandle(std::uint64_t bytes, PoolOptions options = {}, Stream s = {}) : stream_(s) {
-    const std::uint64_t granules = bytes / kAlignment;
-    if (granules < 4)
-      throw std::invalid_argument(std::string(Alloc::kName) + ": a pool of " +
-                                  std::to_string(bytes) + " bytes is too small");
-    error_ = platform::Buffer<unsigned>(1);
-    error_.zero(s);
-    alloc_.error = error_.data();
+    const std::uint64_t granules = take_pool(bytes, s);
     if constexpr (Alloc::kDeviceHeap) {
       device_heap_bytes_ = reserve_device_heap(bytes);
+    } else if constexpr (SetsUpItsPool<Alloc>) {
+      attach(granules, Alloc::options_from(options), s);
     } else {
-      pool_ = platform::Buffer<std::uint64_t>(granules * 2);  // 16 bytes per granule
-      alloc_.mem = reinterpret_cast<std::uint64_t>(pool_.data());
       set_up_pool(granules, options, s);
     }
+    platform::synchronize(s);
+  }
+
+  /// A pool of an allocator that lays out its own pool (SetsUpItsPool),
+  /// with that allocator's own settings (e.g. scatter::Options).
+  template <class Options>
+  PoolHandle(std::uint64_t bytes, const Options& options, Stream s = {}) requires
+      SetsUpItsPool<Alloc> && std::same_as<Options, typename Alloc::Options> : stream_(s) {
+    attach(take_pool(bytes, s), options, s);
     platform::synchronize(s);
   }
 
@@ -130,16 +137,37 @@ class PoolHandle {
   PoolHandle& operator=(PoolHandle&&) noexcept = default;
 
  private:
-  // The circular allocators' pre-split chunks and offsets; the side table
-  // of an allocator that sets up its own pool; the bump allocators' counter.
+  // The error flag and (but for CUDA's device heap) the pool's memory;
+  // returns the pool's granules.
+  std::uint64_t take_pool(std::uint64_t bytes, Stream s) {
+    const std::uint64_t granules = bytes / kAlignment;
+    if (granules < 4)
+      throw std::invalid_argument(std::string(Alloc::kName) + ": a pool of " +
+                                  std::to_string(bytes) + " bytes is too small");
+    error_ = platform::Buffer<unsigned>(1);
+    error_.zero(s);
+    alloc_.error = error_.data();
+    if constexpr (!Alloc::kDeviceHeap) {
+      pool_ = platform::Buffer<std::uint64_t>(granules * 2);  // 16 bytes per granule
+      alloc_.mem = reinterpret_cast<std::uint64_t>(pool_.data());
+    }
+    return granules;
+  }
+
+  // The zeroed side table of an allocator that sets up its own pool.
+  template <class Options>
+  void attach(std::uint64_t granules, const Options& options, Stream s) {
+    const std::uint64_t bytes = granules * kAlignment;
+    const std::uint64_t words = Alloc::metadata_words(bytes, options);
+    metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
+    metadata_.zero(s);
+    alloc_.attach(alloc_.mem, bytes, metadata_.data(), options);
+  }
+
+  // The circular allocators' pre-split chunks and offsets; the bump
+  // allocators' counter.
   void set_up_pool(std::uint64_t granules, const PoolOptions& options, Stream s) {
-    if constexpr (SetsUpItsPool<Alloc>) {
-      const std::uint64_t bytes = granules * kAlignment;
-      const std::uint64_t words = Alloc::metadata_words(bytes, options.scatter);
-      metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
-      metadata_.zero(s);
-      alloc_.attach(alloc_.mem, bytes, metadata_.data(), options.scatter);
-    } else if constexpr (Alloc::kCircular) {
+    if constexpr (Alloc::kCircular) {
       if (granules > kMaxGranules)
         throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
                                     std::to_string(kMaxGranules * kAlignment) +
@@ -272,15 +300,15 @@ class PoolHandle {
   }
 
   /// Whether a free was given a pointer that is no live allocation of the
-  /// pool (allocators that check, ScatterAlloc). Waits for the stream.
-  bool bad_free() const { return (error_flags() & scatter::kPoolBadFree) != 0; }
+  /// pool (allocators that check their pointers). Waits for the stream.
+  bool bad_free() const { return (error_flags() & kPoolBadFree) != 0; }
 
   /// Throws std::logic_error (and clears the flags) if a free was given a
   /// pointer that is no live allocation (see bad_free), else OutOfMemory (and
   /// clears the flag) if a malloc returned nullptr.
   void check_errors() {
     const unsigned e = error_flags();  // one copy for both flags
-    if ((e & scatter::kPoolBadFree) != 0) {
+    if ((e & kPoolBadFree) != 0) {
       clear_errors();
       throw std::logic_error(std::string("dynasoar: ") + Alloc::kName +
                              ": free was given a pointer that is no live allocation of this pool "
@@ -295,7 +323,7 @@ class PoolHandle {
   }
 
  private:
-  // The PoolError flags (and ScatterAlloc's), copied to the host. Waits for the stream.
+  // The PoolError flags, copied to the host. Waits for the stream.
   unsigned error_flags() const {
     unsigned e = 0;
     error_.copy_to_host(&e, 1, 0, stream_);

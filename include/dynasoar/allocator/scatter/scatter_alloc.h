@@ -79,11 +79,11 @@ inline constexpr std::uint32_t kMaxChunks = kPageBytes / kAlignment;
 inline constexpr std::uint32_t kPageWords = kMaxChunks / 64;
 static_assert(kMaxChunks % 64 == 0, "a page's bit field is whole 64-bit words");
 
-/// Raw-pool error flags beyond cmalloc::PoolError's out-of-memory flag.
+/// The error flag a bad free raises (cmalloc::PoolError's, named here too).
 enum ScatterError : unsigned {
   /// free() was given a pointer that is no live allocation of this pool;
   /// nothing was freed.
-  kPoolBadFree = 2
+  kPoolBadFree = cmalloc::kPoolBadFree
 };
 
 /// Settings of a ScatterAlloc pool (PoolOptions::scatter), read when the
@@ -148,6 +148,8 @@ struct ScatterAlloc {
   static constexpr bool kCircular = false;
   /// False: the pool is a buffer owned by PoolHandle.
   static constexpr bool kDeviceHeap = false;
+  /// The settings PoolHandle passes to metadata_words and attach.
+  using Options = scatter::Options;
 
   /// Chunk word of the first page of a run, or'ed with the run's pages.
   static constexpr std::uint32_t kRunHead = 0x80000000u;
@@ -178,6 +180,13 @@ struct ScatterAlloc {
   unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
 
   // --- set-up (host) ------------------------------------------------------------------
+
+  /// The settings of a pool made from the handle's cmalloc::PoolOptions: its
+  /// member `scatter`.
+  template <class PoolOptions>
+  static Options options_from(const PoolOptions& po) {
+    return po.scatter;
+  }
 
   /// 64-bit words of side table (usage table and counters) for a pool of
   /// `bytes`. PoolHandle allocates them zeroed: every page unsplit and free.

@@ -1,0 +1,611 @@
+// XMalloc (Huang, Rodrigues, Jones, Buck and Hwu, "Scalable SIMD-parallel
+// memory allocation for many-core machines"; paper 002) in front of our
+// ScatterAlloc, behind the raw API of the CMalloc family: malloc(bytes) and
+// free(p) in device and host code, 16-byte aligned memory, an error flag.
+//
+// Two stages in front of the underlying allocator, as in the paper:
+//
+//  - Coalescing (Sec. 5.1, Fig. 3-4). The lanes of a warp that ask for the
+//    same size of the same pool together (match_any, as ScatterAlloc groups
+//    them) are served by one block: their lowest lane takes a block for all
+//    of them, and every lane writes the header of its piece (compartment) in
+//    it. The block's header counts the pieces still in use; the free that
+//    brings the count to 0 gives the whole block back. A warp's pieces that
+//    are freed together take one atomic subtraction.
+//  - Buffering (Sec. 5.2, Fig. 7-9). Blocks come in kClasses size classes
+//    (32 bytes to a 4 KiB page, two classes per power of two). Each class has
+//    Options::queues bounded lock-free FIFOs of free blocks (the paper's
+//    buffers, with sequence-numbered messages): a block is taken from a
+//    queue first and from the underlying allocator when the queues are
+//    empty; a block whose last piece is freed goes to a queue, and to the
+//    underlying allocator when the queues are full.
+//  - Requests whose piece exceeds the largest class (over 4080 bytes) get a
+//    block of their own straight from the underlying allocator, and it goes
+//    straight back when freed (Sec. 5.1: large areas are reclaimed at once).
+//
+// Layout. Every piece is preceded by 16 bytes of header; its first 8 bytes
+// are the piece word: a tag (live or freed) and the piece's offset in its
+// block. The first piece starts at the block, and the other 8 bytes of its
+// header are the block word: the count of live pieces and the block's class.
+// So a block of n pieces of p bytes (header included) is n * p bytes, and a
+// warp's 16-byte requests fill a 1 KiB block exactly.
+//
+// Deviations from the paper (docs/design/xmalloc.md says why):
+//  - The lanes of one block ask for the same size; the paper sums different
+//    sizes into one block. Groups of a size whose pieces do not fit one
+//    class of the largest size are served in several blocks.
+//  - Piece headers are 16 bytes (the 16-byte alignment of this family), and
+//    the block header shares the first piece's.
+//  - A queue is chosen by a hash of the warp's index (the paper also mixes in
+//    the clock), and a malloc or free that finds its queue empty, full or
+//    contended tries the next ones, up to kQueueProbes queues, before the
+//    underlying allocator.
+//  - When the underlying allocator runs out, the queues are drained into it
+//    (their blocks may hold the pages another size needs) and the request
+//    is tried again, kReclaimRounds times at most, before it fails.
+//  - free() checks its pointer: outside the pool, misaligned, no live piece
+//    header in front of it, or a piece freed before raises kPoolBadFree and
+//    frees nothing. Not detected: a pointer freed before whose block has
+//    been handed out again with a piece at the same place.
+//
+// Forward progress. No thread ever waits for another thread's write, so
+// a thread that is never scheduled (a block of a grid that is not resident,
+// a lane of the same warp parked elsewhere) holds nobody up. Every loop has
+// a bound that does not depend on other threads (each says so where it is):
+// the queue probes (kQueueProbes), the move of an old tail into its slot
+// (kMoveAttempts, then the enqueue reports contention), the drain (the
+// queues' capacity) and the retries after a drain (kReclaimRounds). The
+// underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h).
+// The lanes of a warp meet only in straight-line code right after the
+// match_any that formed their group (shuffle, __syncwarp), and the one
+// lane of a group that works while the others wait at the shuffle (the
+// leader taking a block) runs no warp-synchronous code itself: the
+// underlying allocator serves it on its one-lane path (see attach). A thread
+// that loses every race gets its memory from the underlying allocator, or
+// nullptr and the out-of-memory flag.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/scatter/scatter_alloc.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
+
+namespace dynasoar::xmalloc {
+
+using cmalloc::aligned_size;
+using cmalloc::kAlignment;
+
+/// Bytes of header in front of every piece (the paper's compartment header
+/// is 8 bytes; 16 keep the pieces 16-byte aligned).
+inline constexpr std::uint32_t kHeaderBytes = 16;
+/// Size classes of blocks: 32, 48, 64, 96, ..., 3072, 4096 bytes.
+inline constexpr std::uint32_t kClasses = 15;
+/// The class of a block that bypasses the queues (a large request).
+inline constexpr std::uint32_t kLargeClass = 0xFF;
+/// Queues a malloc or free tries before the underlying allocator.
+inline constexpr std::uint32_t kQueueProbes = 4;
+/// Times an allocation that the underlying allocator refuses drains the
+/// queues into it and asks again.
+inline constexpr std::uint32_t kReclaimRounds = 2;
+/// Compare-and-swaps an enqueue makes to move the old tail into its slot
+/// before it gives up and reports contention (see XMalloc::append).
+inline constexpr std::uint32_t kMoveAttempts = 8;
+/// Tag of the piece word of a piece in use.
+inline constexpr std::uint32_t kLiveTag = 0x584D4C56u;
+/// Tag of the piece word of a piece that was freed.
+inline constexpr std::uint32_t kFreedTag = 0x584D4644u;
+/// Tag in the high half of a block's class word.
+inline constexpr std::uint32_t kBlockTag = 0x584Du;
+
+/// Bytes of the blocks of class k (k < kClasses): 32 << (k / 2) for even k,
+/// 48 << (k / 2) for odd k.
+DYNASOAR_HD constexpr std::uint32_t class_bytes(std::uint32_t k) {
+  return (k % 2 == 0 ? 32u : 48u) << (k / 2);
+}
+/// The largest class: one page of the underlying ScatterAlloc, so that every
+/// buffered block is one of its chunks and never a run of pages.
+inline constexpr std::uint32_t kLargestClass = class_bytes(kClasses - 1);
+static_assert(kLargestClass == scatter::kPageBytes, "the largest class is one ScatterAlloc page");
+
+/// The smallest class whose blocks hold `bytes` (32 <= ... <= kLargestClass).
+DYNASOAR_HD inline std::uint32_t class_of(std::uint32_t bytes) {
+  if (bytes <= 32) return 0;
+  const auto top = static_cast<std::uint32_t>(63 - platform::clz(bytes - 1));  // 2^top < bytes
+  return bytes <= (3u << (top - 1)) ? 2 * (top - 5) + 1 : 2 * (top - 4);
+}
+
+/// Settings of an XMalloc pool, read when the pool is made.
+struct Options {
+  /// Queues (buffers) per size class (Sec. 5.2 uses 16 on a GPU of 15
+  /// multiprocessors; many more spread the warps of a large GPU so that few
+  /// meet on one queue). Rounded down to a power of two.
+  std::uint32_t queues = 1024;
+  /// Blocks one queue holds (the paper's 2^s). Rounded down to a power of
+  /// two, at least 2. Small pools get fewer queues and slots (geometry()).
+  std::uint32_t queue_slots = 64;
+  /// Serve the lanes of a warp that ask for the same size with one block
+  /// (Sec. 5.1). Off: a block per request (the paper's "no coalescing").
+  bool coalesce = true;
+  /// The settings of the underlying ScatterAlloc. Its `coalesce` is not
+  /// used: XMalloc asks it on its one-lane path (see XMalloc::attach).
+  scatter::Options underlying{};
+};
+
+/// The queues of a pool: per class, `queues` FIFOs of `slots` messages.
+struct Geometry {
+  std::uint32_t queues = 1;  ///< per class, a power of two
+  std::uint32_t slots = 2;   ///< per queue, a power of two
+};
+
+/// XMalloc's device allocator: trivially copyable, passed to kernels by
+/// value (cmalloc::PoolHandle<XMalloc>::device()). Its fields are public for
+/// the handle and for tests that inspect the queues and headers.
+struct XMalloc {
+  /// Name used in error messages.
+  static constexpr const char* kName = "XMalloc";
+  /// Name of the back end (CMake's DYNASOAR_BACKEND).
+  static constexpr const char* kBackend = "xmalloc";
+  /// True: free() returns pieces to their blocks and blocks to the queues.
+  static constexpr bool kCanFree = true;
+  /// False: no chunk list of the circular allocators.
+  static constexpr bool kCircular = false;
+  /// False: the pool is a buffer owned by PoolHandle.
+  static constexpr bool kDeviceHeap = false;
+  /// The settings PoolHandle passes to metadata_words and attach.
+  using Options = xmalloc::Options;
+
+  /// Outcomes of one queue operation.
+  enum Outcome : unsigned {
+    kDone,       ///< the message was taken or put
+    kEmpty,      ///< dequeue: the queue held nothing
+    kFull,       ///< enqueue: the queue was full
+    kContended,  ///< another thread changed the queue meanwhile
+  };
+
+  std::uint64_t mem;            ///< address of the pool (16-byte aligned)
+  std::uint64_t bytes;          ///< bytes of the pool
+  scatter::ScatterAlloc under;  ///< the underlying allocator, on the same pool
+  std::uint64_t* heads;         ///< per queue 4 words: head number, tail message, 2 unused
+  std::uint64_t* messages;      ///< per queue `slots` messages
+  std::uint32_t queues;         ///< queues per class (a power of two)
+  std::uint32_t slots;          ///< messages per queue (a power of two)
+  bool coalesce;                ///< see Options::coalesce
+  unsigned* error;              ///< cmalloc::PoolError flags
+
+  // --- set-up (host) ------------------------------------------------------------------
+
+  /// The settings of a pool made from the handle's cmalloc::PoolOptions:
+  /// its `coalesce`, and its `scatter` for the underlying allocator.
+  template <class PoolOptions>
+  static Options options_from(const PoolOptions& po) {
+    Options o;
+    o.coalesce = po.coalesce;
+    o.underlying = po.scatter;
+    return o;
+  }
+
+  /// The queues of a pool of `bytes`: the options' numbers, cut down so that
+  /// a class's queues hold at most one block per KiB of pool.
+  static Geometry geometry(std::uint64_t bytes, const Options& o) {
+    const auto floor2 = [](std::uint64_t x) {
+      return x == 0 ? std::uint64_t{0} : std::uint64_t{1} << (63 - platform::clz(x));
+    };
+    const std::uint64_t budget = std::max<std::uint64_t>(2, floor2(bytes / 1024));
+    const std::uint64_t want_q = std::max<std::uint64_t>(1, floor2(o.queues));
+    const std::uint64_t want_s =
+        std::max<std::uint64_t>(2, floor2(std::min<std::uint64_t>(o.queue_slots, 1u << 16)));
+    const std::uint64_t q = std::min(want_q, std::max<std::uint64_t>(1, budget / want_s));
+    const std::uint64_t s = std::min(want_s, std::max<std::uint64_t>(2, budget / q));
+    return {static_cast<std::uint32_t>(q), static_cast<std::uint32_t>(s)};
+  }
+
+  /// 64-bit words of side table for a pool of `bytes`: the underlying
+  /// allocator's, its error word, and the queues. PoolHandle allocates them
+  /// zeroed, which is a valid state: every queue empty.
+  static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
+    const Geometry g = geometry(bytes, o);
+    const std::uint64_t queues = std::uint64_t{kClasses} * g.queues;
+    return scatter::ScatterAlloc::metadata_words(bytes, o.underlying) + 1 + 4 * queues +
+           queues * g.slots;
+  }
+
+  /// Points the allocator at a pool of `bytes` at `pool` and at its zeroed
+  /// side table `meta` (metadata_words long). Host only. Throws
+  /// std::invalid_argument for a pool of less than one page, over 64 GiB
+  /// (32-bit block numbers in the queues), or settings ScatterAlloc refuses.
+  ///
+  /// The underlying ScatterAlloc runs without warp coalescing, whatever
+  /// `o.underlying.coalesce` says. Only the leader of a coalesced group asks
+  /// it, from a branch that the rest of the group waits behind, at the
+  /// shuffle that hands the block over. ScatterAlloc's coalesced path would
+  /// form a second group there from the lanes present (__activemask) and
+  /// run its own match_any and shuffles, with followers waiting on a leader
+  /// that runs a search: warp-synchronous code nested in another group's
+  /// divergent branch, the one place where the lanes of a mask could be at
+  /// different synchronising calls. The one-lane path has no warp
+  /// intrinsic, and it costs little: one request per group, not per lane.
+  void attach(std::uint64_t pool, std::uint64_t pool_bytes, std::uint64_t* meta, const Options& o) {
+    const std::string name = kName;
+    if (pool_bytes < scatter::kPageBytes)
+      throw std::invalid_argument(name + ": a pool of " + std::to_string(pool_bytes) +
+                                  " bytes is too small; it needs at least one page of " +
+                                  std::to_string(scatter::kPageBytes) + " bytes");
+    if (pool_bytes / kAlignment > 0xFFFFFFFFull)
+      throw std::invalid_argument(name + ": at most 64 GiB (32-bit block numbers)");
+    const std::uint64_t under_words =
+        scatter::ScatterAlloc::metadata_words(pool_bytes, o.underlying);
+    scatter::Options underlying = o.underlying;
+    underlying.coalesce = false;
+    under.attach(pool, pool_bytes, meta, underlying);
+    under.error = reinterpret_cast<unsigned*>(meta + under_words);
+    const Geometry g = geometry(pool_bytes, o);
+    mem = pool;
+    bytes = pool_bytes;
+    queues = g.queues;
+    slots = g.slots;
+    heads = meta + under_words + 1;
+    messages = heads + 4 * std::uint64_t{kClasses} * queues;
+    coalesce = o.coalesce;
+  }
+
+  // --- the raw API ----------------------------------------------------------------------
+
+  /// 16-byte aligned memory for `n` bytes, or nullptr (and the out-of-memory
+  /// flag) when neither the queues nor the underlying allocator can serve
+  /// it. Device and host.
+  DYNASOAR_HD void* malloc(std::uint64_t n) const {
+    if (n > kLargestClass - kHeaderBytes) return malloc_large(n);
+    const auto piece = static_cast<std::uint32_t>(aligned_size(n)) + kHeaderBytes;
+    if (!coalesce) {
+      const std::uint64_t block = new_block(piece, 1);
+      return block == 0 ? nullptr : piece_at(block, piece, 0);
+    }
+    return malloc_coalesced(piece);
+  }
+
+  /// Returns memory from malloc(); nullptr is ignored. A pointer that is no
+  /// live piece of this pool raises kPoolBadFree and frees nothing (see the
+  /// top of this file for what is not detected). Device and host.
+  DYNASOAR_HD void free(void* p) const {
+    if (p == nullptr) return;
+    const auto address = reinterpret_cast<std::uint64_t>(p);
+    if (address % kAlignment != 0 || address < mem + kHeaderBytes || address - mem > bytes)
+      return bad_free();
+    const std::uint64_t piece = address - kHeaderBytes;
+    auto* word = reinterpret_cast<std::uint64_t*>(piece);
+    const std::uint64_t w = platform::atomic_load(word);
+    const auto offset = static_cast<std::uint32_t>(w);
+    if ((w >> 32) != kLiveTag || offset % kAlignment != 0 || offset > piece - mem)
+      return bad_free();
+    const std::uint64_t block = piece - offset;
+    const std::uint32_t k = class_word(block) & 0xFFFFu;
+    if ((class_word(block) >> 16) != kBlockTag) return bad_free();
+    if (k == kLargeClass ? offset != 0 : k >= kClasses || offset >= class_bytes(k))
+      return bad_free();
+    // One compare-and-swap decides between two frees of the same piece.
+    std::uint64_t expected = w;
+    if (!platform::atomic_compare_exchange(word, expected,
+                                           (std::uint64_t{kFreedTag} << 32) | offset))
+      return bad_free();
+    release_piece(block, k);
+  }
+
+  // --- the steps of a coalesced malloc, and what tests inspect -------------------------
+
+  /// A block for `pieces` pieces of `piece` bytes each (header included;
+  /// pieces * piece <= kLargestClass), from a queue of its class or else
+  /// from the underlying allocator, with its count set to `pieces`; 0 (and
+  /// the out-of-memory flag) if there is none. A warp's leader takes one for
+  /// the warp's group (Fig. 4 lines 5-9); tests call it directly, since a
+  /// warp on the host has one lane. Device and host.
+  DYNASOAR_HD std::uint64_t new_block(std::uint32_t piece, std::uint32_t pieces) const {
+    const std::uint32_t k = class_of(piece * pieces);
+    std::uint64_t block = 0;
+    const std::uint32_t first = first_queue();
+    // Forward progress: at most kQueueProbes dequeues, each one attempt.
+    for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
+      std::uint32_t payload = 0;
+      if (dequeue(queue_of(k, first + i), payload) == kDone) {
+        block = mem + std::uint64_t{payload} * kAlignment;
+        break;
+      }
+    }
+    if (block == 0) block = underlying_malloc(class_bytes(k));
+    if (block == 0) return fail();
+    write_block_words(block, k, pieces);
+    return block;
+  }
+
+  /// Piece `index` of a block of pieces of `piece` bytes: writes its header
+  /// (Fig. 4 lines 12-13) and returns its data. Device and host.
+  DYNASOAR_HD void* piece_at(std::uint64_t block, std::uint32_t piece, std::uint32_t index) const {
+    const std::uint64_t at = block + std::uint64_t{index} * piece;
+    platform::atomic_store(reinterpret_cast<std::uint64_t*>(at),
+                           (std::uint64_t{kLiveTag} << 32) | (std::uint64_t{index} * piece));
+    return reinterpret_cast<void*>(at + kHeaderBytes);
+  }
+
+  /// The block that data pointer `p` (a live piece) lies in.
+  DYNASOAR_HD static std::uint64_t block_of(const void* p) {
+    const auto piece = reinterpret_cast<std::uint64_t>(p) - kHeaderBytes;
+    return piece - static_cast<std::uint32_t>(
+                       platform::atomic_load(reinterpret_cast<const std::uint64_t*>(piece)));
+  }
+  /// Live pieces of a block (its count).
+  DYNASOAR_HD static std::uint32_t live_pieces(std::uint64_t block) {
+    return platform::atomic_load(count_word(block));
+  }
+  /// A block's class word: kBlockTag << 16 | its class (kLargeClass for a large block).
+  DYNASOAR_HD static std::uint32_t class_word(std::uint64_t block) {
+    return platform::atomic_load(reinterpret_cast<const std::uint32_t*>(block + 12));
+  }
+
+  /// Index of queue `q` (taken modulo the queues) of class k.
+  DYNASOAR_HD std::uint32_t queue_of(std::uint32_t k, std::uint32_t q) const {
+    return k * queues + (q & (queues - 1));
+  }
+  /// Blocks in queue `qi` (a snapshot; exact while no thread uses it).
+  DYNASOAR_HD std::uint32_t queue_size(std::uint32_t qi) const {
+    const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
+    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
+    return message_seq(t) + 1 - h;
+  }
+  /// The address of the i-th block of queue qi, counted from its head
+  /// (i < queue_size(qi)); only while no thread uses the queue.
+  DYNASOAR_HD std::uint64_t queued_block(std::uint32_t qi, std::uint32_t i) const {
+    const std::uint32_t seq = platform::atomic_load(head_of(qi)) + i;
+    const std::uint64_t t = platform::atomic_load(tail_of(qi));
+    const std::uint64_t m = seq == message_seq(t) ? t : platform::atomic_load(slot_of(qi, seq));
+    return mem + std::uint64_t{static_cast<std::uint32_t>(m)} * kAlignment;
+  }
+
+  /// Fig. 8: takes the head message of queue qi into `payload` (kDone), or
+  /// says why not. One attempt: a caller that gets kContended moves on.
+  DYNASOAR_HD Outcome dequeue(std::uint32_t qi, std::uint32_t& payload) const {
+    std::uint32_t* head = head_of(qi);
+    // Acquire: the block's last owner gave it back with a release (enqueue).
+    const std::uint32_t h = platform::atomic_load(head, platform::acquire);
+    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
+    const std::uint32_t tail_seq = message_seq(t);
+    if (tail_seq + 1 == h) return kEmpty;  // holds tail_seq - h + 1 messages
+    std::uint64_t m = t;
+    if (h != tail_seq) {
+      // The enqueue that moved the tail past h put message h into its slot
+      // first; a different sequence number there means h is stale.
+      m = platform::atomic_load(slot_of(qi, h), platform::acquire);
+      if (message_seq(m) != h) return kContended;
+    }
+    std::uint32_t expected = h;
+    if (!platform::atomic_compare_exchange(head, expected, h + 1, platform::acq_rel))
+      return kContended;  // another dequeue took message h
+    payload = static_cast<std::uint32_t>(m);
+    return kDone;
+  }
+
+  /// Fig. 9: appends `payload` to queue qi (kDone), or says why not. One
+  /// attempt: a caller that gets kContended or kFull moves on.
+  DYNASOAR_HD Outcome enqueue(std::uint32_t qi, std::uint32_t payload) const {
+    const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
+    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
+    const std::uint32_t held = message_seq(t) + 1 - h;  // a stale h only makes it larger
+    if (held >= slots) return kFull;
+    // The old tail moves into the array, unless the queue is empty (then it
+    // was dequeued, and `seen` = t says that nothing needs to move).
+    return append(qi, payload, t, held != 0 ? slot_word(qi, t) : t);
+  }
+
+  /// The rest of an enqueue that read tail message `t` (of a queue that was
+  /// not full) and then `seen` in the slot of t: puts t into its slot, then
+  /// replaces the tail with message t + 1 carrying `payload` (kDone), or
+  /// finds that another enqueue did first (kContended). Public so that tests
+  /// can play a stalled enqueue; enqueue() is the one to call.
+  ///
+  /// The slot of t holds message t - slots or older, which is dequeued
+  /// (held < slots), or t itself if another thread moved it already. Stale
+  /// enqueues also write this slot: one that read the tail when it was
+  /// message t - slots (or older) moves that message here, and if its
+  /// compare-and-swap lands between our read and ours, ours fails although
+  /// the slot holds an older message than t. So a failure is not "someone
+  /// moved t": we read the slot again and retry while it holds an older
+  /// message.
+  ///
+  /// Forward progress: the slot's messages only get newer (every write
+  /// replaces an older message by a newer one), so each failure means that
+  /// another enqueue wrote the slot, and the loop never waits for a write:
+  /// its next compare-and-swap starts from what the slot holds. It is
+  /// still bounded by a constant, kMoveAttempts, so that its length does
+  /// not depend on how many stale enqueues other threads have in flight;
+  /// after that many failures it returns kContended with the tail
+  /// untouched. That is safe: nobody needs message t in its slot until the
+  /// tail has moved past t, and the enqueue that moves it will first move t
+  /// (this one, retried, or another).
+  DYNASOAR_HD Outcome append(std::uint32_t qi, std::uint32_t payload, std::uint64_t t,
+                             std::uint64_t seen) const {
+    const std::uint32_t tail_seq = message_seq(t);
+    std::uint64_t* slot = slot_of(qi, tail_seq);
+    for (std::uint32_t attempt = 0;
+         static_cast<std::int32_t>(tail_seq - message_seq(seen)) > 0; ++attempt) {
+      if (attempt == kMoveAttempts) return kContended;
+      // Release: whoever dequeues message t from the slot sees the block as
+      // its enqueue left it (we read t with an acquire). A failure loads
+      // the slot's message into `seen`.
+      if (platform::atomic_compare_exchange(slot, seen, t, platform::release)) break;
+    }
+    std::uint64_t expected = t;
+    // Release: the block's contents and header, and the slot just written,
+    // come before any dequeue that takes this message.
+    return platform::atomic_compare_exchange(tail_of(qi), expected, message(tail_seq + 1, payload),
+                                             platform::acq_rel)
+               ? kDone
+               : kContended;
+  }
+
+  /// The tail message of queue qi as stored (for tests that play an enqueue's steps).
+  DYNASOAR_HD std::uint64_t tail_word(std::uint32_t qi) const {
+    return platform::atomic_load(tail_of(qi), platform::acquire);
+  }
+  /// What the slot of message `m` of queue qi holds now (the same).
+  DYNASOAR_HD std::uint64_t slot_word(std::uint32_t qi, std::uint64_t m) const {
+    return platform::atomic_load(slot_of(qi, message_seq(m)));
+  }
+
+ private:
+  // A message: its sequence number plus one in the high half (so that the
+  // zeroed side table reads as empty queues whose slots hold older
+  // messages), a block number (its offset in 16-byte units) in the low half.
+  DYNASOAR_HD static std::uint64_t message(std::uint32_t seq, std::uint32_t payload) {
+    return (std::uint64_t{seq + 1} << 32) | payload;
+  }
+  DYNASOAR_HD static std::uint32_t message_seq(std::uint64_t m) {
+    return static_cast<std::uint32_t>(m >> 32) - 1;
+  }
+  DYNASOAR_HD std::uint32_t* head_of(std::uint32_t qi) const {
+    return reinterpret_cast<std::uint32_t*>(heads + 4 * std::uint64_t{qi});
+  }
+  DYNASOAR_HD std::uint64_t* tail_of(std::uint32_t qi) const {
+    return heads + 4 * std::uint64_t{qi} + 1;
+  }
+  DYNASOAR_HD std::uint64_t* slot_of(std::uint32_t qi, std::uint32_t seq) const {
+    return messages + std::uint64_t{qi} * slots + (seq & (slots - 1));
+  }
+  DYNASOAR_HD static std::uint32_t* count_word(std::uint64_t block) {
+    return reinterpret_cast<std::uint32_t*>(block + 8);
+  }
+
+  /// Sec. 5.2: a hash of the warp picks the first queue to try. A warp's
+  /// malloc and a later free by a warp of the same index meet the same queue.
+  DYNASOAR_HD std::uint32_t first_queue() const {
+    return static_cast<std::uint32_t>(platform::mix64(platform::warp::warp_seed()));
+  }
+
+  DYNASOAR_HD std::uint64_t fail() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    return 0;
+  }
+  DYNASOAR_HD void bad_free() const {
+    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolBadFree));
+  }
+
+  DYNASOAR_HD static void write_block_words(std::uint64_t block, std::uint32_t k,
+                                            std::uint32_t pieces) {
+    platform::atomic_store(reinterpret_cast<std::uint32_t*>(block + 12), (kBlockTag << 16) | k);
+    platform::atomic_store(count_word(block), pieces);
+  }
+
+  /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
+  /// together share blocks of up to kLargestClass / piece pieces: the lowest
+  /// lane of each share takes the block, hands it to the others with one
+  /// shuffle, and every lane writes its piece's header. No loop. Forward
+  /// progress: every lane of `group` runs the same straight-line sequence
+  /// of the two synchronising calls below (shfl, sync) with the same mask;
+  /// the followers wait at the shuffle only for their leader, whose
+  /// new_block has bounded loops and no warp intrinsic (see attach).
+  DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
+    namespace warp = platform::warp;
+    const warp::lane_mask present = warp::present_lanes();
+    const warp::lane_mask group = warp::match_any(present, piece) & warp::match_any(present, mem);
+    const unsigned lane = warp::lane_id() % 32u;
+    const auto rank =
+        static_cast<std::uint32_t>(platform::popc(group & ((warp::lane_mask{1} << lane) - 1)));
+    const auto lanes = static_cast<std::uint32_t>(platform::popc(group));
+    const std::uint32_t per_block = kLargestClass / piece;  // >= 1
+    const std::uint32_t first = rank - rank % per_block;    // rank of this share's leader
+    const std::uint32_t pieces = lanes - first < per_block ? lanes - first : per_block;
+    std::uint64_t block = 0;
+    if (rank == first) block = new_block(piece, pieces);
+    const auto leader =
+        static_cast<unsigned>(platform::nth_set_bit(group, static_cast<int>(first)));
+    block = warp::shfl(group, block, leader);
+    // 0: the leader found no memory and raised the flag.
+    void* data = block == 0 ? nullptr : piece_at(block, piece, rank - first);
+    // The whole group meets here: the block word (leader) and the piece
+    // words are written before any of its pieces can be freed by a lane of
+    // this warp.
+    warp::sync(group);
+    return data;
+  }
+
+  /// A request over the largest class: a block of its own from the
+  /// underlying allocator, one piece, never queued.
+  DYNASOAR_HD void* malloc_large(std::uint64_t n) const {
+    if (n > bytes) return reinterpret_cast<void*>(fail());
+    const std::uint64_t block = underlying_malloc(aligned_size(n) + kHeaderBytes);
+    if (block == 0) return reinterpret_cast<void*>(fail());
+    write_block_words(block, kLargeClass, 1);
+    return piece_at(block, 0, 0);
+  }
+
+  /// The underlying allocator's memory; when it has none, the queues are
+  /// drained into it and it is asked again, at most kReclaimRounds times.
+  DYNASOAR_HD std::uint64_t underlying_malloc(std::uint64_t n) const {
+    auto block = reinterpret_cast<std::uint64_t>(under.malloc(n));
+    // Forward progress: at most kReclaimRounds drains and requests.
+    for (std::uint32_t round = 0; block == 0 && round < kReclaimRounds; ++round) {
+      drain();
+      block = reinterpret_cast<std::uint64_t>(under.malloc(n));
+    }
+    return block;
+  }
+
+  /// Gives every queued block back to the underlying allocator. Forward
+  /// progress: bounded by the queues' capacity, since each queue is asked
+  /// at most `slots` times, and a queue that another thread changes
+  /// meanwhile is left.
+  DYNASOAR_HD void drain() const {
+    for (std::uint32_t qi = 0; qi < kClasses * queues; ++qi) {
+      for (std::uint32_t i = 0; i < slots; ++i) {
+        std::uint32_t payload = 0;
+        if (dequeue(qi, payload) != kDone) break;
+        under.free(reinterpret_cast<void*>(mem + std::uint64_t{payload} * kAlignment));
+      }
+    }
+  }
+
+  /// One piece of `block` (class k) is freed: the lanes of the warp that free
+  /// pieces of the same block together subtract their number at once, and
+  /// the one that brings the count to 0 gives the block back.
+  DYNASOAR_HD void release_piece(std::uint64_t block, std::uint32_t k) const {
+    std::uint32_t n = 1;
+    if (coalesce) {
+      namespace warp = platform::warp;
+      const warp::lane_mask present = warp::present_lanes();
+      const warp::lane_mask group = warp::match_any(present, block);
+      // The group meets before its lowest lane subtracts for all of it:
+      // match_any orders no memory, a barrier does among its lanes. So every
+      // lane's last use of its piece comes before the lowest lane's release
+      // below, and so before the block's next owner's use. Forward progress:
+      // `present` holds only lanes that run this straight-line sequence
+      // together (present_lanes), so every lane of `group` reaches this
+      // barrier with the same mask; the others leave right after it.
+      warp::sync(group);
+      if (warp::lane_id() % 32u != static_cast<unsigned>(platform::ctz(group))) return;
+      n = static_cast<std::uint32_t>(platform::popc(group));
+    }
+    // Acq_rel: the pieces' last uses come before the block's next owner's.
+    const std::uint32_t old = platform::atomic_fetch_sub(count_word(block), n, platform::acq_rel);
+    if (old < n) return bad_free();  // a header was forged or overwritten
+    if (old == n) recycle(block, k);
+  }
+
+  /// Sec. 5.2: a free block goes to a queue of its class, or to the
+  /// underlying allocator if kQueueProbes queues were full or contended.
+  DYNASOAR_HD void recycle(std::uint64_t block, std::uint32_t k) const {
+    if (k != kLargeClass) {
+      const auto payload = static_cast<std::uint32_t>((block - mem) / kAlignment);
+      const std::uint32_t first = first_queue();
+      // Forward progress: at most kQueueProbes enqueues, each bounded (append).
+      for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i)
+        if (enqueue(queue_of(k, first + i), payload) == kDone) return;
+    }
+    under.free(reinterpret_cast<void*>(block));
+  }
+};
+
+}  // namespace dynasoar::xmalloc

@@ -1,0 +1,820 @@
+// XMalloc's own invariants (paper 002): coalesced blocks go back only with
+// their last piece (Sec. 5.1), full queues hand blocks to the underlying
+// ScatterAlloc (Sec. 5.2), and after a contended churn every block is
+// accounted for: held by its pieces' owners or queued, never both, and
+// exactly the ScatterAlloc chunks in use. The raw conformance suite
+// (cmalloc_test.cpp) runs on XMalloc too. Host tier and device tier; the
+// scripts run one thread, so that a warp of the GPU is one lane there too.
+#include "dynasoar/allocator/xmalloc/xmalloc.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "support/rng.h"
+#include "support/stress_rounds.h"
+
+namespace dynasoar::xmalloc {
+namespace {
+
+using cmalloc::PoolHandle;
+using platform::Buffer;
+using scatter::kPageBytes;
+using scatter::ScatterAlloc;
+
+// Whether ScatterAlloc counts the chunk or run at `address` as in use.
+DYNASOAR_HD bool underlying_holds(const ScatterAlloc& s, std::uint64_t address) {
+  const std::uint64_t q = (address - s.mem) / kPageBytes;
+  const std::uint64_t offset = (address - s.mem) % kPageBytes;
+  const std::uint32_t c = platform::atomic_load(&s.pages[q].chunk);
+  if (c >= ScatterAlloc::kRunHead) return c != ScatterAlloc::kRunTail && offset == 0;
+  if (c == 0 || offset % c != 0) return false;
+  const std::uint64_t spot = offset / c;
+  return ((platform::atomic_load(&s.pages[q].bits[spot / 64]) >> (spot % 64)) & 1u) != 0;
+}
+
+// Blocks in all queues of class k.
+DYNASOAR_HD std::uint64_t queued_in_class(const XMalloc& a, std::uint32_t k) {
+  std::uint64_t n = 0;
+  for (std::uint32_t q = 0; q < a.queues; ++q) n += a.queue_size(a.queue_of(k, q));
+  return n;
+}
+
+// --- coalescing (Sec. 5.1) ---------------------------------------------------------------
+
+// One thread plays a warp's coalesced malloc (new_block by the leader,
+// piece_at by every lane) and frees the pieces one by one.
+struct PiecesScript {
+  XMalloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    constexpr std::uint32_t kPiece = kHeaderBytes + 16;  // a 16-byte request
+    constexpr std::uint32_t kPieces = 32;
+    const std::uint32_t k = class_of(kPiece * kPieces);
+    const std::uint64_t block = a.new_block(kPiece, kPieces);
+    void* p[kPieces];
+    for (std::uint32_t i = 0; i < kPieces; ++i) p[i] = a.piece_at(block, kPiece, i);
+    out[0] = block;
+    out[1] = XMalloc::block_of(p[kPieces - 1]);
+    out[2] = XMalloc::live_pieces(block);
+    for (std::uint32_t i = 0; i + 1 < kPieces; ++i) a.free(p[i]);
+    out[3] = XMalloc::live_pieces(block);
+    out[4] = queued_in_class(a, k);
+    out[5] = underlying_holds(a.under, block);
+    a.free(p[kPieces - 1]);
+    out[6] = queued_in_class(a, k);
+    out[7] = underlying_holds(a.under, block);  // queued blocks stay ScatterAlloc's chunks
+    out[8] = a.new_block(kPiece, kPieces);      // the queued block serves the next warp
+    out[9] = queued_in_class(a, k);
+    out[10] = reinterpret_cast<std::uint64_t>(a.piece_at(out[8], kPiece, 3));
+  }
+};
+
+TEST(CMallocXMalloc, CoalescedBlockGoesBackOnlyWithItsLastPiece) {
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes);
+  Buffer<std::uint64_t> out(11);
+  platform::parallel_for(1, PiecesScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> o = out.to_vector();
+  ASSERT_NE(o[0], 0u);
+  EXPECT_EQ(o[1], o[0]) << "a piece finds its block through its header";
+  EXPECT_EQ(o[2], 32u) << "the block counts its pieces";
+  EXPECT_EQ(o[3], 1u) << "31 of 32 pieces freed";
+  EXPECT_EQ(o[4], 0u) << "the block was queued before its last piece was freed";
+  EXPECT_EQ(o[5], 1u) << "the block went back to ScatterAlloc before its last piece was freed";
+  EXPECT_EQ(o[6], 1u) << "the last piece's free queues the block";
+  EXPECT_EQ(o[7], 1u);
+  EXPECT_EQ(o[8], o[0]) << "the next block of the class comes from the queue";
+  EXPECT_EQ(o[9], 0u);
+  EXPECT_EQ(o[10], o[0] + 3 * 32 + kHeaderBytes) << "pieces lie side by side after their headers";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// The lanes of a warp that ask for one size together share blocks: on the
+// GPU fewer blocks than requests; on the host (one lane a warp) one each.
+struct OnePerThread {
+  XMalloc a;
+  std::uint64_t* blocks;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    void* p = a.malloc(16);
+    blocks[i] = p == nullptr ? 0 : XMalloc::block_of(p);
+  }
+};
+
+TEST(CMallocXMalloc, LanesOfAWarpShareABlock) {
+  constexpr std::size_t kThreads = 4096;
+  PoolHandle<XMalloc> pool(std::uint64_t{4} << 20);
+  Buffer<std::uint64_t> blocks(kThreads);
+  platform::parallel_for(kThreads, OnePerThread{pool.device(), blocks.data()});
+  platform::synchronize();
+  std::vector<std::uint64_t> b = blocks.to_vector();
+  EXPECT_EQ(std::count(b.begin(), b.end(), 0u), 0);
+  std::sort(b.begin(), b.end());
+  const auto distinct = static_cast<std::size_t>(std::unique(b.begin(), b.end()) - b.begin());
+  if (platform::kCudaBuild)
+    EXPECT_LT(distinct, kThreads) << "no warp's requests were coalesced";
+  else
+    EXPECT_EQ(distinct, kThreads) << "a host warp has one lane: one block per request";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// --- buffering (Sec. 5.2) ------------------------------------------------------------------
+
+// Five single blocks freed into one queue of two slots: the first two are
+// queued, the others go back to ScatterAlloc; the queue hands them out first
+// in, first out.
+struct OverflowScript {
+  XMalloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    constexpr int kN = 5;
+    void* p[kN];
+    std::uint64_t b[kN];
+    for (int i = 0; i < kN; ++i) {
+      p[i] = a.malloc(16);
+      b[i] = XMalloc::block_of(p[i]);
+    }
+    for (int i = 0; i < kN; ++i) a.free(p[i]);
+    const std::uint32_t qi = a.queue_of(class_of(kHeaderBytes + 16), 0);
+    out[0] = a.queue_size(qi);
+    out[1] = a.queued_block(qi, 0) == b[0];
+    out[2] = a.queued_block(qi, 1) == b[1];
+    for (int i = 0; i < kN; ++i) out[3 + i] = underlying_holds(a.under, b[i]);
+    out[8] = XMalloc::block_of(a.malloc(16)) == b[0];
+    out[9] = XMalloc::block_of(a.malloc(16)) == b[1];
+    out[10] = a.queue_size(qi);
+    const std::uint64_t third = XMalloc::block_of(a.malloc(16));  // from ScatterAlloc
+    out[11] = underlying_holds(a.under, third);
+  }
+};
+
+TEST(CMallocXMalloc, FullQueueHandsBlocksToTheUnderlyingAllocator) {
+  Options options;
+  options.queues = 1;
+  options.queue_slots = 2;
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  ASSERT_EQ(pool.device().queues, 1u);
+  ASSERT_EQ(pool.device().slots, 2u);
+  Buffer<std::uint64_t> out(12);
+  platform::parallel_for(1, OverflowScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> o = out.to_vector();
+  EXPECT_EQ(o[0], 2u) << "a queue of two slots holds two blocks";
+  EXPECT_EQ(o[1], 1u) << "the first block freed is the queue's head";
+  EXPECT_EQ(o[2], 1u);
+  EXPECT_EQ(o[3], 1u) << "a queued block stays allocated in ScatterAlloc";
+  EXPECT_EQ(o[4], 1u);
+  for (int i = 5; i < 8; ++i) EXPECT_EQ(o[i], 0u) << "block " << i - 3 << " found the queue full";
+  EXPECT_EQ(o[8], 1u) << "first in, first out (Fig. 8)";
+  EXPECT_EQ(o[9], 1u);
+  EXPECT_EQ(o[10], 0u);
+  EXPECT_EQ(o[11], 1u);
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// Two enqueues meet on one slot of a queue of two slots, played step by
+// step (as warps of a GPU interleave them): a stalled enqueue S read the
+// tail when it was message 0 and then its slot; meanwhile message 0 is
+// dequeued from the tail, messages 1 and 2 are enqueued and 1 is dequeued.
+// The enqueue E of message 3 reads the tail (message 2) and its slot, which
+// is message 0's slot and still holds what S read. S now moves message 0
+// into that slot, so E's first compare-and-swap on it fails although the
+// slot holds an older message than 2. E must still put message 2 there
+// before it appends 3; otherwise no dequeue can ever take message 2 (its
+// slot names a block long gone), the queue stays full, and its block is
+// lost.
+struct StaleMoveScript {
+  XMalloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    const std::uint32_t qi = a.queue_of(0, 0);
+    std::uint32_t p = 0;
+    a.enqueue(qi, 11);                                      // message 0, in the tail word
+    const std::uint64_t s_tail = a.tail_word(qi);           // S reads the tail,
+    const std::uint64_t s_seen = a.slot_word(qi, s_tail);   // and its slot; S stalls
+    a.dequeue(qi, p);                                       // 11, from the tail word
+    a.enqueue(qi, 12);                                      // message 1 (queue was empty)
+    a.enqueue(qi, 13);                                      // message 2; 1 moves to its slot
+    a.dequeue(qi, p);                                       // 12, from its slot
+    const std::uint64_t e_tail = a.tail_word(qi);           // E reads the tail,
+    const std::uint64_t e_seen = a.slot_word(qi, e_tail);   // and its slot
+    out[0] = e_seen == s_seen;                              // the slot S read, unchanged
+    out[1] = a.append(qi, 99, s_tail, s_seen);              // S moves message 0; too late to append
+    out[2] = a.append(qi, 14, e_tail, e_seen);              // E
+    out[3] = a.queue_size(qi);
+    out[10] = a.queued_block(qi, 0) == a.mem + 13 * kAlignment;  // what an audit reads
+    for (int i = 0; i < 3; ++i) {
+      p = 0;
+      out[4 + 2 * i] = a.dequeue(qi, p);
+      out[5 + 2 * i] = p;
+    }
+  }
+};
+
+TEST(CMallocXMalloc, EnqueueMovesTheTailIntoItsSlotPastAStaleMove) {
+  Options options;
+  options.queues = 1;
+  options.queue_slots = 2;
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  ASSERT_EQ(pool.device().slots, 2u);
+  Buffer<std::uint64_t> out(11);
+  platform::parallel_for(1, StaleMoveScript{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> o = out.to_vector();
+  ASSERT_EQ(o[0], 1u) << "the script did not set up the interleaving";
+  EXPECT_EQ(o[1], XMalloc::kContended) << "the stale enqueue must not append";
+  EXPECT_EQ(o[2], XMalloc::kDone);
+  EXPECT_EQ(o[3], 2u);
+  EXPECT_EQ(o[10], 1u) << "the queue's head names another block than message 2's";
+  EXPECT_EQ(o[4], XMalloc::kDone) << "message 2 is not in its slot: the queue is stuck";
+  EXPECT_EQ(o[5], 13u);
+  EXPECT_EQ(o[6], XMalloc::kDone);
+  EXPECT_EQ(o[7], 14u);
+  EXPECT_EQ(o[8], XMalloc::kEmpty);
+}
+
+// Workers enqueue numbered messages into one queue of two slots and
+// dequeue from it, one attempt each, as fast as they can; then the queue
+// is emptied. Every message that an enqueue put in must come out exactly
+// once, and no other. A message left in a slot that no dequeue accepts (the
+// stuck queue of a lost tail move) or one taken twice fails it; so would an
+// enqueue that reported kContended after changing the queue (append's
+// bounded move gives up with the tail untouched). It needs interleavings
+// that a GPU's warps make all the time: on a two-core host, three runs of
+// 100 000 rounds did not catch the single compare-and-swap of the first
+// version, which the step-by-step script above does.
+struct QueuePingPong {
+  XMalloc a;
+  unsigned* put;    // per message: 1 once an enqueue of it returned kDone
+  unsigned* taken;  // per message: how many dequeues returned it
+  std::size_t workers_wanted;
+  std::uint32_t rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    const std::uint32_t qi = a.queue_of(0, 0);
+    const std::size_t messages = workers_wanted * rounds + 1;
+    for (std::uint32_t r = 0; r < rounds; ++r) {
+      const auto id = static_cast<std::uint32_t>(w * rounds + r) + 1;  // 0: no message
+      if (a.enqueue(qi, id) == XMalloc::kDone) platform::atomic_store(&put[id], 1u);
+      std::uint32_t got = 0;
+      if (a.dequeue(qi, got) == XMalloc::kDone)
+        platform::atomic_fetch_add(&taken[got < messages ? got : 0], 1u);  // 0: none of ours
+    }
+  }
+};
+
+// What is left in the queue after the workers: at most `slots` dequeues
+// (bounded), stopping at the first that does not take a message.
+struct EmptyQueue {
+  XMalloc a;
+  unsigned* taken;
+  unsigned* left;
+  std::size_t messages;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    const std::uint32_t qi = a.queue_of(0, 0);
+    for (std::uint32_t i = 0; i < a.slots; ++i) {
+      std::uint32_t got = 0;
+      if (a.dequeue(qi, got) != XMalloc::kDone) break;
+      taken[got < messages ? got : 0] += 1;
+      *left += 1;
+    }
+    left[1] = a.queue_size(qi);
+  }
+};
+
+TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
+  const std::size_t workers = platform::kCudaBuild ? 4096 : 16;
+  const auto rounds = static_cast<std::uint32_t>(test::stress_rounds(platform::kCudaBuild ? 64 : 4000));
+  Options options;
+  options.queues = 1;
+  options.queue_slots = 2;  // every slot is reused all the time
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  ASSERT_EQ(pool.device().slots, 2u);
+  const std::size_t messages = workers * rounds + 1;
+  Buffer<unsigned> put(messages), taken(messages), left(2);
+  put.zero();
+  taken.zero();
+  left.zero();
+  platform::parallel_workers(workers, QueuePingPong{pool.device(), put.data(), taken.data(),
+                                                    workers, rounds});
+  platform::synchronize();
+  platform::parallel_for(1, EmptyQueue{pool.device(), taken.data(), left.data(), messages});
+  platform::synchronize();
+  const std::vector<unsigned> p = put.to_vector(), t = taken.to_vector(), l = left.to_vector();
+  EXPECT_EQ(l[1], 0u) << "the queue still holds messages that no dequeue takes (stuck)";
+  std::size_t moved = 0, lost = 0, doubled = 0, invented = 0;
+  for (std::size_t id = 1; id < messages; ++id) {
+    moved += t[id] == 1 ? 1 : 0;
+    lost += p[id] == 1 && t[id] == 0 ? 1 : 0;
+    doubled += t[id] > 1 ? 1 : 0;
+    invented += p[id] == 0 && t[id] != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(t[0], 0u) << "a dequeue returned a payload that is no message of this test";
+  EXPECT_EQ(lost, 0u) << "messages put in never came out";
+  EXPECT_EQ(doubled, 0u) << "messages came out twice";
+  EXPECT_EQ(invented, 0u) << "messages came out that no enqueue reported as put in";
+  EXPECT_GT(moved, workers) << "the queue passed too few messages for the test to mean much";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// --- the underlying allocator is asked by one lane at a time ------------------------------
+
+// The leader of a coalesced group takes the group's block while the other
+// lanes wait at the shuffle that hands it over; ScatterAlloc must serve it
+// on its one-lane path, with no warp-synchronous code of its own in that
+// branch (XMalloc::attach). So the underlying allocator never coalesces,
+// whatever the pool's or XMalloc's options say.
+TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
+  cmalloc::PoolOptions pool_options;
+  pool_options.scatter.coalesce = true;
+  PoolHandle<XMalloc> from_pool_options(std::uint64_t{64} * kPageBytes, pool_options);
+  EXPECT_TRUE(from_pool_options.device().coalesce) << "XMalloc's own coalescing stays on";
+  EXPECT_FALSE(from_pool_options.device().under.coalesce);
+  Options options;
+  options.underlying.coalesce = true;
+  PoolHandle<XMalloc> from_options(std::uint64_t{64} * kPageBytes, options);
+  EXPECT_FALSE(from_options.device().under.coalesce);
+}
+
+// --- contended churn, then an audit -----------------------------------------------------
+
+struct Held {
+  std::uint64_t address;  // 0: none
+  std::uint64_t bytes;
+  std::uint64_t sig;
+};
+
+DYNASOAR_HD void fill_user_data(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
+  auto* w = reinterpret_cast<std::uint64_t*>(address);
+  for (std::uint64_t k = 0; k < bytes / 8; ++k) w[k] = sig + k;
+}
+DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
+  const auto* w = reinterpret_cast<const std::uint64_t*>(address);
+  for (std::uint64_t k = 0; k < bytes / 8; ++k)
+    if (w[k] != sig + k) return false;
+  return true;
+}
+
+// Mostly small requests, some of the largest classes, a few large ones
+// (runs of ScatterAlloc pages).
+DYNASOAR_HD std::uint64_t churn_size(test::Rng& rng) {
+  const std::uint64_t r = rng.below(64);
+  if (r == 0) return 4096 + 8 * rng.below(1024);
+  if (r < 4) return 1024 + 8 * rng.below(382);
+  return 8 * (1 + rng.below(40));
+}
+
+constexpr int kSlots = 4;
+
+// Each worker frees or fills a random one of its slots, `rounds` times,
+// checking the pattern before each free, and keeps what it holds at the
+// end in held[w * kSlots ...]. counters: [0] broken patterns, [1] nullptrs.
+struct Churn {
+  XMalloc a;
+  Held* held;
+  unsigned long long* counters;
+  std::size_t workers_wanted;
+  int rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    test::Rng rng(0x3A11, w);
+    Held mine[kSlots] = {};
+    unsigned long long broken = 0, nulls = 0;
+    for (int r = 0; r < rounds; ++r) {
+      Held& h = mine[rng.below(kSlots)];
+      if (h.address != 0) {
+        if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+        a.free(reinterpret_cast<void*>(h.address));
+        h.address = 0;
+        continue;
+      }
+      const std::uint64_t bytes = churn_size(rng);
+      h = {reinterpret_cast<std::uint64_t>(a.malloc(bytes)), bytes,
+           platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r))};
+      if (h.address == 0)
+        ++nulls;
+      else
+        fill_user_data(h.address, h.bytes, h.sig);
+    }
+    for (int s = 0; s < kSlots; ++s) {
+      if (mine[s].address != 0 && !user_data_intact(mine[s].address, mine[s].bytes, mine[s].sig))
+        ++broken;
+      held[w * kSlots + static_cast<std::size_t>(s)] = mine[s];
+    }
+    platform::atomic_fetch_add(&counters[0], broken);
+    platform::atomic_fetch_add(&counters[1], nulls);
+  }
+};
+
+// What the audit reads from the device: the queued blocks with their class
+// and a flag word each, ScatterAlloc's chunks in use, and the blocks of the
+// held pieces with their counts.
+struct Snapshot {
+  std::vector<std::uint64_t> queued, queued_bad, in_use, held_blocks, held_counts;
+  unsigned underlying_errors = 0;
+};
+
+// Queue qi: its blocks; bad[...] is non-zero for a block whose count is
+// not 0, whose class word is not the queue's class, or that ScatterAlloc
+// does not count as in use.
+struct ListQueue {
+  XMalloc a;
+  std::uint64_t* blocks;
+  std::uint64_t* bad;
+  unsigned long long* n;
+  DYNASOAR_HD void operator()(std::size_t qi) const {
+    const auto q = static_cast<std::uint32_t>(qi);
+    const std::uint32_t k = q / a.queues;
+    const std::uint32_t size = a.queue_size(q);
+    for (std::uint32_t i = 0; i < size && i < a.slots; ++i) {
+      const std::uint64_t b = a.queued_block(q, i);
+      const unsigned long long at = platform::atomic_fetch_add(n, 1ull);
+      blocks[at] = b;
+      bad[at] = (XMalloc::live_pieces(b) != 0 ? 1u : 0u) |
+                (XMalloc::class_word(b) != ((kBlockTag << 16) | k) ? 2u : 0u) |
+                (!underlying_holds(a.under, b) ? 4u : 0u);
+    }
+    if (size > a.slots) platform::atomic_fetch_add(n, 1ull << 40);  // a corrupt queue
+  }
+};
+
+// Page q of ScatterAlloc: the address of each chunk in use and of a run's head.
+struct ListInUse {
+  ScatterAlloc s;
+  std::uint64_t* out;
+  unsigned long long* n;
+  DYNASOAR_HD void operator()(std::size_t q) const {
+    const std::uint32_t c = platform::atomic_load(&s.pages[q].chunk);
+    const std::uint64_t page = s.mem + q * kPageBytes;
+    if (c >= ScatterAlloc::kRunHead) {
+      if (c != ScatterAlloc::kRunTail) out[platform::atomic_fetch_add(n, 1ull)] = page;
+      return;
+    }
+    for (std::uint32_t spot = 0; spot < ScatterAlloc::spots_of(c); ++spot)
+      if ((platform::atomic_load(&s.pages[q].bits[spot / 64]) >> (spot % 64)) & 1u)
+        out[platform::atomic_fetch_add(n, 1ull)] = page + std::uint64_t{spot} * c;
+  }
+};
+
+struct BlocksOfHeld {
+  const Held* held;
+  std::uint64_t* blocks;
+  std::uint64_t* counts;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (held[i].address == 0) {
+      blocks[i] = counts[i] = 0;
+      return;
+    }
+    blocks[i] = XMalloc::block_of(reinterpret_cast<void*>(held[i].address));
+    counts[i] = XMalloc::live_pieces(blocks[i]);
+  }
+};
+
+struct ReadUnderlyingError {
+  XMalloc a;
+  unsigned* out;
+  DYNASOAR_HD void operator()(std::size_t) const { *out = platform::atomic_load(a.under.error); }
+};
+
+struct FreeHeld {
+  XMalloc a;
+  const Held* held;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    a.free(reinterpret_cast<void*>(held[i].address));
+  }
+};
+
+struct FreeAddresses {
+  XMalloc a;
+  const std::uint64_t* addresses;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    a.free(reinterpret_cast<void*>(addresses[i]));
+  }
+};
+
+// parallel_for, then waits.
+template <class F>
+void run_one(std::size_t n, F f) {
+  platform::parallel_for(n, f);
+  platform::synchronize();
+}
+
+Snapshot snapshot(const PoolHandle<XMalloc>& pool, const Buffer<Held>& held) {
+  const XMalloc a = pool.device();
+  const std::size_t queues = std::size_t{kClasses} * a.queues;
+  Snapshot s;
+  {
+    Buffer<std::uint64_t> blocks(queues * a.slots), bad(queues * a.slots);
+    Buffer<unsigned long long> n(1);
+    n.zero();
+    run_one(queues, ListQueue{a, blocks.data(), bad.data(), n.data()});
+    const unsigned long long count = n.to_vector()[0];
+    EXPECT_LT(count, 1ull << 40) << "a queue holds more than its slots";
+    s.queued = blocks.to_vector();
+    s.queued_bad = bad.to_vector();
+    s.queued.resize(count & ((1ull << 40) - 1));
+    s.queued_bad.resize(s.queued.size());
+  }
+  {
+    Buffer<std::uint64_t> out(a.under.page_count * (kPageBytes / kAlignment));
+    Buffer<unsigned long long> n(1);
+    n.zero();
+    run_one(a.under.page_count, ListInUse{a.under, out.data(), n.data()});
+    s.in_use = out.to_vector();
+    s.in_use.resize(n.to_vector()[0]);
+  }
+  {
+    Buffer<std::uint64_t> blocks(held.size()), counts(held.size());
+    run_one(held.size(), BlocksOfHeld{held.data(), blocks.data(), counts.data()});
+    s.held_blocks = blocks.to_vector();
+    s.held_counts = counts.to_vector();
+  }
+  Buffer<unsigned> e(1);
+  run_one(1, ReadUnderlyingError{a, e.data()});
+  s.underlying_errors = e.to_vector()[0];
+  return s;
+}
+
+// The invariants: queued blocks are distinct, have no live piece, carry
+// their queue's class and are ScatterAlloc chunks in use; a held piece's
+// block is not queued and counts exactly the held pieces in it; and
+// ScatterAlloc's chunks in use are exactly the queued blocks and the held
+// pieces' blocks (no byte lost, none counted twice).
+void expect_accounted(const Snapshot& s, const std::vector<Held>& held) {
+  std::vector<std::uint64_t> queued = s.queued;
+  std::sort(queued.begin(), queued.end());
+  EXPECT_EQ(std::adjacent_find(queued.begin(), queued.end()), queued.end())
+      << "a block is queued twice";
+  for (std::size_t i = 0; i < s.queued.size(); ++i)
+    EXPECT_EQ(s.queued_bad[i], 0u)
+        << "queued block " << s.queued[i] << " (1: live pieces, 2: wrong class, 4: not in use)";
+  std::vector<std::uint64_t> blocks;
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    if (held[i].address == 0) continue;
+    const std::uint64_t b = s.held_blocks[i];
+    EXPECT_FALSE(std::binary_search(queued.begin(), queued.end(), b))
+        << "the block of a held piece is queued";
+    blocks.push_back(b);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    if (held[i].address == 0) continue;
+    const auto pieces = static_cast<std::uint64_t>(
+        std::upper_bound(blocks.begin(), blocks.end(), s.held_blocks[i]) -
+        std::lower_bound(blocks.begin(), blocks.end(), s.held_blocks[i]));
+    EXPECT_EQ(s.held_counts[i], pieces) << "a block's count is not its held pieces";
+  }
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  std::vector<std::uint64_t> expected = queued;
+  expected.insert(expected.end(), blocks.begin(), blocks.end());
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::uint64_t> in_use = s.in_use;
+  std::sort(in_use.begin(), in_use.end());
+  EXPECT_EQ(in_use, expected)
+      << "ScatterAlloc's chunks in use are not the queued blocks and the held pieces' blocks";
+  EXPECT_EQ(s.underlying_errors, 0u) << "XMalloc made ScatterAlloc fail or free wrongly";
+}
+
+TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
+  const std::size_t workers = platform::kCudaBuild ? 2048 : 16;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 400 : 4000);
+  for (const std::uint32_t queues : {1024u, 2u}) {
+    SCOPED_TRACE("queues per class: " + std::to_string(queues));
+    Options options;
+    options.queues = queues;
+    options.queue_slots = queues == 2 ? 2 : 64;  // the second: queues overflow all the time
+    // Room for everything the workers hold at once, many times over.
+    PoolHandle<XMalloc> pool(workers * kSlots * std::uint64_t{16384} + (std::uint64_t{4} << 20),
+                             options);
+    Buffer<Held> held(workers * kSlots);
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(workers,
+                               Churn{pool.device(), held.data(), counters.data(), workers, rounds});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
+    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
+    EXPECT_NO_THROW(pool.check_errors());
+
+    const std::vector<Held> h = held.to_vector();
+    expect_accounted(snapshot(pool, held), h);
+
+    run_one(h.size(), FreeHeld{pool.device(), held.data()});
+    EXPECT_NO_THROW(pool.check_errors());
+    std::vector<Held> none(h.size(), Held{0, 0, 0});
+    const Snapshot after = snapshot(pool, held);
+    expect_accounted(after, none);
+    EXPECT_EQ(after.in_use.size(), after.queued.size()) << "all freed: only queued blocks remain";
+  }
+}
+
+// The pattern of the back-end suite's object churn, on the raw allocator:
+// every worker allocates `bytes` each round, checks it, and frees it again
+// in even rounds, so that the lanes of a warp free the pieces of one block
+// together (one subtraction, the block to the queue) and take it back from
+// their queue in the next round. 2000 bytes: two pieces per block, so a
+// warp's group has 16 leaders that take blocks at once. Then the audit.
+struct FreeEveryOtherRound {
+  XMalloc a;
+  Held* held;  // per worker rounds / 2
+  unsigned long long* counters;  // [0] broken patterns, [1] nullptrs
+  std::size_t workers_wanted;
+  int rounds;
+  std::uint64_t bytes;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    unsigned long long broken = 0, nulls = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t sig = platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
+      const auto address = reinterpret_cast<std::uint64_t>(a.malloc(bytes));
+      if (address == 0) {
+        ++nulls;
+        continue;
+      }
+      fill_user_data(address, bytes, sig);
+      if (!user_data_intact(address, bytes, sig)) ++broken;
+      if (r % 2 == 0)
+        a.free(reinterpret_cast<void*>(address));
+      else
+        held[w * static_cast<std::size_t>(rounds / 2) + static_cast<std::size_t>(r / 2)] = {
+            address, bytes, sig};
+    }
+    const auto mine = static_cast<std::size_t>(rounds / 2);
+    for (std::size_t i = 0; i < mine; ++i) {
+      const Held& h = held[w * mine + i];
+      if (h.address != 0 && !user_data_intact(h.address, h.bytes, h.sig)) ++broken;
+    }
+    platform::atomic_fetch_add(&counters[0], broken);
+    platform::atomic_fetch_add(&counters[1], nulls);
+  }
+};
+
+TEST(CMallocXMalloc, WarpsThatFreeWholeBlocksTakeThemBack) {
+  const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 16 : 400);
+  for (const std::uint64_t bytes : {std::uint64_t{48}, std::uint64_t{2000}}) {
+    SCOPED_TRACE("bytes: " + std::to_string(bytes));
+    const std::size_t kept = workers * static_cast<std::size_t>(rounds / 2);
+    // Two KiB per piece held at the end and per piece in flight, and slack.
+    PoolHandle<XMalloc> pool((kept + 2 * workers) * std::uint64_t{2048} + (std::uint64_t{4} << 20));
+    Buffer<Held> held(kept);
+    held.zero();
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(workers, FreeEveryOtherRound{pool.device(), held.data(),
+                                                            counters.data(), workers, rounds,
+                                                            bytes});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
+    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
+    EXPECT_NO_THROW(pool.check_errors());
+    const std::vector<Held> h = held.to_vector();
+    EXPECT_EQ(static_cast<std::size_t>(std::count_if(h.begin(), h.end(),
+                                                     [](const Held& x) { return x.address != 0; })),
+              kept);
+    expect_accounted(snapshot(pool, held), h);
+  }
+}
+
+// --- errors ----------------------------------------------------------------------------
+
+// Step `step` of the bad-free script, one launch each so that the flag can
+// be read between them. ptrs: [0] a 16-byte piece, [1] a 100-byte piece.
+struct BadFreeStep {
+  XMalloc a;
+  std::uint64_t* ptrs;
+  std::uint64_t* out;
+  int step;
+  std::uint64_t outside;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    auto* p = reinterpret_cast<unsigned char*>(ptrs[0]);
+    auto* q = reinterpret_cast<unsigned char*>(ptrs[1]);
+    switch (step) {
+      case 0:
+        ptrs[0] = reinterpret_cast<std::uint64_t>(a.malloc(16));
+        ptrs[1] = reinterpret_cast<std::uint64_t>(a.malloc(100));
+        break;
+      case 1:
+        a.free(p);
+        break;  // fine
+      case 2:
+        a.free(p);
+        break;  // second free
+      case 3:
+        a.free(q + 16);
+        break;  // inside an allocation
+      case 4:
+        a.free(q + 8);
+        break;  // misaligned
+      case 5:
+        a.free(reinterpret_cast<void*>(outside));
+        break;  // outside the pool
+      case 6:
+        a.free(q);
+        break;  // fine
+      default:
+        break;
+    }
+    // The 100-byte allocation's block: its count.
+    out[0] = ptrs[1] == 0
+                 ? 0
+                 : XMalloc::live_pieces(XMalloc::block_of(reinterpret_cast<void*>(ptrs[1])));
+  }
+};
+
+TEST(CMallocXMalloc, BadFreesAreReportedAndChangeNothing) {
+  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes);
+  Buffer<std::uint64_t> ptrs(2), out(1);
+  ptrs.zero();
+  const auto step = [&](int s, std::uint64_t outside = 0) {
+    run_one(1, BadFreeStep{pool.device(), ptrs.data(), out.data(), s, outside});
+    return out.to_vector()[0];
+  };
+  step(0);
+  ASSERT_FALSE(pool.bad_free());
+  ASSERT_FALSE(pool.out_of_memory());
+  step(1);
+  EXPECT_FALSE(pool.bad_free()) << "a proper free";
+  for (int s : {2, 3, 4}) {
+    SCOPED_TRACE("step " + std::to_string(s));
+    EXPECT_EQ(step(s), 1u) << "the other allocation's block keeps its piece";
+    EXPECT_TRUE(pool.bad_free());
+    EXPECT_THROW(pool.check_errors(), std::logic_error);
+    EXPECT_FALSE(pool.bad_free()) << "check_errors clears the flag";
+  }
+  for (const std::uint64_t outside : {pool.end() + 64, pool.begin()}) {
+    step(5, outside);
+    EXPECT_TRUE(pool.bad_free()) << "a pointer outside the pool";
+    pool.clear_errors();
+  }
+  EXPECT_EQ(step(6), 0u) << "the 100-byte allocation could still be freed";
+  EXPECT_FALSE(pool.bad_free());
+}
+
+// Workers allocate 16 bytes until malloc returns nullptr; then all is freed,
+// and a size of another class must be served: the queues, full of the
+// small blocks, are drained into ScatterAlloc for it.
+struct FillUntilNull {
+  XMalloc a;
+  std::uint64_t* out;  // per worker kCap entries
+  unsigned long long* made;
+  std::size_t workers_wanted;
+  static constexpr int kCap = 4096;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    int n = 0;
+    for (; n < kCap; ++n) {
+      void* p = a.malloc(16);
+      out[w * kCap + static_cast<std::size_t>(n)] = reinterpret_cast<std::uint64_t>(p);
+      if (p == nullptr) break;
+    }
+    platform::atomic_fetch_add(made, static_cast<unsigned long long>(n));
+  }
+};
+
+struct AskBig {
+  XMalloc a;
+  std::uint64_t* out;
+  std::size_t workers_wanted;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w < workers_wanted) out[w] = reinterpret_cast<std::uint64_t>(a.malloc(2000));
+  }
+};
+
+TEST(CMallocXMalloc, ExhaustionIsReportedAndQueuedBlocksServeOtherSizesAfterwards) {
+  constexpr std::size_t kWorkers = 16;
+  constexpr std::uint32_t kPages = 16;
+  PoolHandle<XMalloc> pool(std::uint64_t{kPages} * kPageBytes);
+  Buffer<std::uint64_t> ptrs(kWorkers * FillUntilNull::kCap);
+  ptrs.zero();
+  Buffer<unsigned long long> made(1);
+  made.zero();
+  platform::parallel_workers(kWorkers,
+                             FillUntilNull{pool.device(), ptrs.data(), made.data(), kWorkers});
+  platform::synchronize();
+  const unsigned long long n = made.to_vector()[0];
+  const std::uint64_t most = kPages * kPageBytes / (kHeaderBytes + 16);
+  EXPECT_LE(n, most);
+  EXPECT_GE(n, most / 2) << "the pool ran out at less than half its room";
+  EXPECT_THROW(pool.check_errors(), OutOfMemory);
+  EXPECT_FALSE(pool.bad_free());
+
+  const XMalloc a = pool.device();
+  run_one(ptrs.size(), FreeAddresses{a, ptrs.data()});
+  EXPECT_NO_THROW(pool.check_errors());
+  Buffer<std::uint64_t> big(kWorkers);
+  platform::parallel_workers(kWorkers, AskBig{a, big.data(), kWorkers});
+  platform::synchronize();
+  const std::vector<std::uint64_t> b = big.to_vector();
+  EXPECT_EQ(std::count(b.begin(), b.end(), 0u), 0) << "the emptied pool did not serve 2000 bytes";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+}  // namespace
+}  // namespace dynasoar::xmalloc
