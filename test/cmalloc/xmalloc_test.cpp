@@ -122,6 +122,113 @@ TEST(CMallocXMalloc, LanesOfAWarpShareABlock) {
   EXPECT_NO_THROW(pool.check_errors());
 }
 
+// A host thread is a warp of one lane, so the arithmetic that the lanes of
+// a larger group run (who leads which share, which piece each lane takes,
+// the count a leader sets) is played here for 32 lanes, from share_of.
+// Groups: the whole warp, a single lane, alternate lanes, and random masks;
+// piece sizes from the smallest to one piece per block.
+TEST(CMallocXMalloc, EveryLaneOfAGroupTakesItsOwnPieceOfAShareItsLeaderCounts) {
+  std::vector<std::uint32_t> masks = {0xFFFFFFFFu, 0x1u, 0x80000000u, 0x55555555u, 0xAAAAAAAAu,
+                                      0xFFFFFFFEu, 0x7FFFFFFFu};
+  test::Rng rng(0x5A4E, 0);
+  for (int i = 0; i < 200; ++i) masks.push_back(static_cast<std::uint32_t>(rng.next()) | 1u << rng.below(32));
+  for (const std::uint32_t piece : {32u, 48u, 64u, 80u, 1040u, 2016u, 2048u, 4080u, 4096u}) {
+    const std::uint32_t per_block = kLargestClass / piece;
+    for (const std::uint32_t group : masks) {
+      SCOPED_TRACE("piece " + std::to_string(piece) + ", group " + std::to_string(group));
+      std::uint32_t lanes_of_leader[32] = {}, indices_of_leader[32] = {}, counted[32] = {};
+      for (unsigned lane = 0; lane < 32; ++lane) {
+        if (((group >> lane) & 1u) == 0) continue;
+        const XMalloc::Share s = XMalloc::share_of(group, lane, piece);
+        ASSERT_LT(s.leader, 32u);
+        ASSERT_EQ((group >> s.leader) & 1u, 1u) << "the leader is no lane of the group";
+        ASSERT_LE(s.leader, lane) << "a share's leader is its lowest lane";
+        EXPECT_EQ(s.index == 0, s.leader == lane) << "the leader takes piece 0, and only it";
+        ASSERT_LT(s.index, s.pieces) << "a piece beyond the count its leader sets";
+        ASSERT_LT(s.index, 32u);
+        EXPECT_EQ(indices_of_leader[s.leader] & (1u << s.index), 0u) << "two lanes take one piece";
+        indices_of_leader[s.leader] |= 1u << s.index;
+        ++lanes_of_leader[s.leader];
+        if (s.leader == lane) counted[lane] = s.pieces;
+        const XMalloc::Share of_leader = XMalloc::share_of(group, s.leader, piece);
+        EXPECT_EQ(s.pieces, of_leader.pieces) << "a lane and its leader disagree on the count";
+        EXPECT_LE(std::uint64_t{s.pieces} * piece, kLargestClass) << "the share does not fit a block";
+      }
+      std::uint32_t total = 0;
+      for (unsigned l = 0; l < 32; ++l) {
+        EXPECT_EQ(counted[l], lanes_of_leader[l]) << "lane " << l << " counts other pieces than it hands out";
+        EXPECT_LE(lanes_of_leader[l], per_block);
+        total += lanes_of_leader[l];
+      }
+      EXPECT_EQ(total, static_cast<std::uint32_t>(platform::popc(group))) << "a lane got no share";
+    }
+  }
+}
+
+// One thread plays a group of 32 lanes through malloc's steps (share_of,
+// new_block by each leader, the leader's block for every lane, piece_at)
+// and then frees every piece: each block's count must be its pieces, the
+// pieces distinct, and every block queued again once its pieces are freed.
+struct GroupScript {
+  XMalloc a;
+  std::uint32_t group;
+  std::uint32_t piece;
+  std::uint64_t* out;  // [0] bad counts, [1] overlapping pieces, [2] nullptrs, [3] blocks, [4] queued after
+  DYNASOAR_HD void operator()(std::size_t) const {
+    std::uint64_t block_of_lane[32] = {}, data[32] = {};
+    XMalloc::Share share[32] = {};
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      if (((group >> lane) & 1u) == 0) continue;
+      share[lane] = XMalloc::share_of(group, lane, piece);
+      if (share[lane].index == 0) block_of_lane[lane] = a.new_block(piece, share[lane].pieces);
+    }
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      if (((group >> lane) & 1u) == 0) continue;
+      const std::uint64_t block = block_of_lane[share[lane].leader];
+      data[lane] = block == 0 ? 0
+                              : reinterpret_cast<std::uint64_t>(a.piece_at(block, piece, share[lane].index));
+      if (data[lane] == 0) ++out[2];
+    }
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      if (data[lane] == 0) continue;
+      const std::uint64_t block = XMalloc::block_of(reinterpret_cast<void*>(data[lane]));
+      std::uint32_t mine = 0;
+      for (unsigned other = 0; other < 32; ++other) {
+        if (data[other] == 0) continue;
+        if (other != lane && data[other] + piece > data[lane] && data[lane] + piece > data[other]) ++out[1];
+        if (XMalloc::block_of(reinterpret_cast<void*>(data[other])) == block) ++mine;
+      }
+      if (XMalloc::live_pieces(block) != mine) ++out[0];
+      if (share[lane].index == 0) ++out[3];
+    }
+    for (unsigned lane = 0; lane < 32; ++lane)
+      if (data[lane] != 0) a.free(reinterpret_cast<void*>(data[lane]));
+    for (std::uint32_t k = 0; k < kClasses; ++k) out[4] += queued_in_class(a, k);
+  }
+};
+
+TEST(CMallocXMalloc, AGroupsBlocksCountTheirPiecesAndComeBackWithTheLast) {
+  for (const std::uint32_t piece : {32u, 64u, 2016u, 4096u}) {
+    for (const std::uint32_t group : {0xFFFFFFFFu, 0x55555555u, 0x80000001u, 0x1u}) {
+      SCOPED_TRACE("piece " + std::to_string(piece) + ", group " + std::to_string(group));
+      PoolHandle<XMalloc> pool(std::uint64_t{1} << 20);
+      Buffer<std::uint64_t> out(5);
+      out.zero();
+      platform::parallel_for(1, GroupScript{pool.device(), group, piece, out.data()});
+      platform::synchronize();
+      const std::vector<std::uint64_t> o = out.to_vector();
+      EXPECT_EQ(o[0], 0u) << "a block's count is not its pieces";
+      EXPECT_EQ(o[1], 0u) << "pieces overlap";
+      EXPECT_EQ(o[2], 0u) << "a lane got no piece from a pool with room";
+      const std::uint32_t lanes = static_cast<std::uint32_t>(platform::popc(group));
+      const std::uint32_t per_block = kLargestClass / piece;
+      EXPECT_EQ(o[3], (lanes + per_block - 1) / per_block) << "blocks taken for the group";
+      EXPECT_EQ(o[4], o[3]) << "a block did not come back with its last piece";
+      EXPECT_NO_THROW(pool.check_errors());
+    }
+  }
+}
+
 // --- buffering (Sec. 5.2) ------------------------------------------------------------------
 
 // Five single blocks freed into one queue of two slots: the first two are

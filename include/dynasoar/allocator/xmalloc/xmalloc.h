@@ -332,6 +332,33 @@ struct XMalloc {
     return reinterpret_cast<void*>(at + kHeaderBytes);
   }
 
+  /// What one lane of a coalesced malloc does (Fig. 4): the lanes of
+  /// `group` (a lane mask) asking for pieces of `piece` bytes are cut, in
+  /// lane order, into shares of at most kLargestClass / piece lanes, one
+  /// block each.
+  struct Share {
+    unsigned leader;      ///< lane that takes the share's block (its lowest lane)
+    std::uint32_t index;  ///< the calling lane's piece in the block; 0 for the leader
+    std::uint32_t pieces; ///< lanes of the share: the count its leader sets
+  };
+  /// The Share of lane `lane` (a member of `group`). Pure arithmetic, so
+  /// that a host test can play every lane of a warp: the pieces of a share
+  /// are exactly its lanes, each lane has its own index below the count,
+  /// and every lane of a share names the same leader.
+  DYNASOAR_HD static Share share_of(platform::warp::lane_mask group, unsigned lane,
+                                    std::uint32_t piece) {
+    const auto rank =
+        static_cast<std::uint32_t>(platform::popc(group & ((platform::warp::lane_mask{1} << lane) - 1)));
+    const auto lanes = static_cast<std::uint32_t>(platform::popc(group));
+    const std::uint32_t per_block = kLargestClass / piece;  // >= 1
+    const std::uint32_t first = rank - rank % per_block;    // rank of this share's leader
+    Share s;
+    s.leader = static_cast<unsigned>(platform::nth_set_bit(group, static_cast<int>(first)));
+    s.index = rank - first;
+    s.pieces = lanes - first < per_block ? lanes - first : per_block;
+    return s;
+  }
+
   /// The block that data pointer `p` (a live piece) lies in.
   DYNASOAR_HD static std::uint64_t block_of(const void* p) {
     const auto piece = reinterpret_cast<std::uint64_t>(p) - kHeaderBytes;
@@ -502,29 +529,32 @@ struct XMalloc {
   /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
   /// together share blocks of up to kLargestClass / piece pieces: the lowest
   /// lane of each share takes the block, hands it to the others with one
-  /// shuffle, and every lane writes its piece's header. No loop. Forward
-  /// progress: every lane of `group` runs the same straight-line sequence
-  /// of the two synchronising calls below (shfl, sync) with the same mask;
-  /// the followers wait at the shuffle only for their leader, whose
-  /// new_block has bounded loops and no warp intrinsic (see attach).
+  /// shuffle, and every lane writes its piece's header (the arithmetic is
+  /// share_of). No loop. Forward progress: every lane of `group` runs the
+  /// same straight-line sequence of the three synchronising calls below
+  /// (sync, shfl, sync) with the same mask; the followers wait at the first
+  /// only for their leaders, whose new_block has bounded loops and no warp
+  /// intrinsic (see attach).
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
     const warp::lane_mask group = warp::match_any(present, piece) & warp::match_any(present, mem);
-    const unsigned lane = warp::lane_id() % 32u;
-    const auto rank =
-        static_cast<std::uint32_t>(platform::popc(group & ((warp::lane_mask{1} << lane) - 1)));
-    const auto lanes = static_cast<std::uint32_t>(platform::popc(group));
-    const std::uint32_t per_block = kLargestClass / piece;  // >= 1
-    const std::uint32_t first = rank - rank % per_block;    // rank of this share's leader
-    const std::uint32_t pieces = lanes - first < per_block ? lanes - first : per_block;
+    const Share s = share_of(group, warp::lane_id() % 32u, piece);
     std::uint64_t block = 0;
-    if (rank == first) block = new_block(piece, pieces);
-    const auto leader =
-        static_cast<unsigned>(platform::nth_set_bit(group, static_cast<int>(first)));
-    block = warp::shfl(group, block, leader);
+    if (s.index == 0) block = new_block(piece, s.pieces);
+    // The group meets before the handover. On the H100 a share's followers
+    // came back with nullptr although no flag was raised (so their leader
+    // had a block: new_block raises the flag whenever it returns 0), while
+    // the leader kept the count of the whole share: blocks whose count
+    // exceeds their live pieces, never returned. That is a shuffle that
+    // read the leader's `block` before the leader's branch wrote it. The
+    // shuffle's own mask should make the followers wait; a barrier does so
+    // explicitly (it waits for every lane of the mask and orders their
+    // memory), independent of how the branch above is compiled.
+    warp::sync(group);
+    block = warp::shfl(group, block, s.leader);
     // 0: the leader found no memory and raised the flag.
-    void* data = block == 0 ? nullptr : piece_at(block, piece, rank - first);
+    void* data = block == 0 ? nullptr : piece_at(block, piece, s.index);
     // The whole group meets here: the block word (leader) and the piece
     // words are written before any of its pieces can be freed by a lane of
     // this warp.
