@@ -48,21 +48,22 @@
 //    frees nothing. Not detected: a pointer freed before whose block has
 //    been handed out again with a piece at the same place.
 //
-// Forward progress. No thread ever waits for another thread's write, so
-// a thread that is never scheduled (a block of a grid that is not resident,
-// a lane of the same warp parked elsewhere) holds nobody up. Every loop has
-// a bound that does not depend on other threads (each says so where it is):
-// the queue probes (kQueueProbes), the move of an old tail into its slot
-// (kMoveAttempts, then the enqueue reports contention), the drain (the
+// Forward progress. No thread waits for another thread's write, except a
+// follower of a coalesced malloc for its own leader, a lane of the same warp
+// (so resident whenever the follower runs) whose work is bounded and waits
+// for nobody (malloc_coalesced). So a thread that is never scheduled (a
+// block of a grid that is not resident) holds nobody up. Every other loop
+// has a bound that does not depend on other threads (each says so where it
+// is): the queue probes (kQueueProbes), the move of an old tail into its
+// slot (kMoveAttempts, then the enqueue reports contention), the drain (the
 // queues' capacity) and the retries after a drain (kReclaimRounds). The
 // underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h).
-// The lanes of a warp meet only in straight-line code right after the
-// match_any that formed their group (shuffle, __syncwarp), and the one
-// lane of a group that works while the others wait at the shuffle (the
-// leader taking a block) runs no warp-synchronous code itself: the
-// underlying allocator serves it on its one-lane path (see attach). A thread
-// that loses every race gets its memory from the underlying allocator, or
-// nullptr and the out-of-memory flag.
+// The lanes of a group meet only right after the match_any that formed it
+// (shuffle, __syncwarp), and the one lane of a group that works while the
+// others wait (the leader taking a block) runs no warp-synchronous code
+// itself: the underlying allocator serves it on its one-lane path (see
+// attach). A thread that loses every race gets its memory from the
+// underlying allocator, or nullptr and the out-of-memory flag.
 #pragma once
 
 #include <algorithm>
@@ -528,32 +529,44 @@ struct XMalloc {
 
   /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
   /// together share blocks of up to kLargestClass / piece pieces: the lowest
-  /// lane of each share takes the block, hands it to the others with one
+  /// lane of each share takes the block, hands it to the others with a
   /// shuffle, and every lane writes its piece's header (the arithmetic is
-  /// share_of). No loop. Forward progress: every lane of `group` runs the
-  /// same straight-line sequence of the three synchronising calls below
-  /// (sync, shfl, sync) with the same mask; the followers wait at the first
-  /// only for their leaders, whose new_block has bounded loops and no warp
-  /// intrinsic (see attach).
+  /// share_of).
+  ///
+  /// The handover carries a ready bit (bit 0; blocks are 16-byte aligned),
+  /// and a follower that reads the word without it shuffles again. The
+  /// barrier and the shuffle's mask alone did not hold the followers back on
+  /// the H100: ptxas drops a __syncwarp(group) that follows the leader's
+  /// branch, trusting the branch's reconvergence barrier to have gathered
+  /// the group, and that barrier only gathers the lanes that entered the
+  /// branch together. When the lanes of a group arrive from different paths
+  /// (in a test, the lane that recycled a block in the free before came
+  /// later than the others), the followers went on to the shuffle while
+  /// their leader was still taking the block, read 0 from its register and
+  /// returned nullptr without a flag, and the leader's block kept a count
+  /// that nobody would free (docs/design/xmalloc.md, "The handover"). The
+  /// loop around the shuffle keeps the barrier in the code and checks its
+  /// result.
+  ///
+  /// Forward progress: a follower waits only for its own leader, a lane of
+  /// the same warp (resident whenever the follower runs), whose new_block is
+  /// bounded and waits for nobody; independent thread scheduling runs the
+  /// leader's path while the followers spin, so the ready word arrives after
+  /// a bounded number of the leader's steps.
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
     const warp::lane_mask group = warp::match_any(present, piece) & warp::match_any(present, mem);
     const Share s = share_of(group, warp::lane_id() % 32u, piece);
-    std::uint64_t block = 0;
-    if (s.index == 0) block = new_block(piece, s.pieces);
-    // The group meets before the handover. On the H100 a share's followers
-    // came back with nullptr although no flag was raised (so their leader
-    // had a block: new_block raises the flag whenever it returns 0), while
-    // the leader kept the count of the whole share: blocks whose count
-    // exceeds their live pieces, never returned. That is a shuffle that
-    // read the leader's `block` before the leader's branch wrote it. The
-    // shuffle's own mask should make the followers wait; a barrier does so
-    // explicitly (it waits for every lane of the mask and orders their
-    // memory), independent of how the branch above is compiled.
-    warp::sync(group);
-    block = warp::shfl(group, block, s.leader);
-    // 0: the leader found no memory and raised the flag.
+    constexpr std::uint64_t kReady = 1;
+    // The leader's word: its block (0: none, the flag is raised) | kReady.
+    const std::uint64_t mine = s.index == 0 ? new_block(piece, s.pieces) | kReady : 0;
+    std::uint64_t word = 0;
+    do {
+      warp::sync(group);
+      word = warp::shfl(group, mine, s.leader);
+    } while ((word & kReady) == 0);
+    const std::uint64_t block = word & ~kReady;
     void* data = block == 0 ? nullptr : piece_at(block, piece, s.index);
     // The whole group meets here: the block word (leader) and the piece
     // words are written before any of its pieces can be freed by a lane of
