@@ -493,12 +493,21 @@ struct Churn {
   unsigned long long* counters;
   std::size_t workers_wanted;
   int rounds;
+  // Lanes take different paths to each step: a quarter of them first run a
+  // data-dependent number of mixing steps, so that the lanes of a warp reach
+  // malloc and free at different times and from different places (the
+  // handover of a coalesced malloc once failed only then; see
+  // docs/design/xmalloc.md, "The handover").
+  bool diverge = false;
   DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
     if (w >= workers_wanted) return;
     test::Rng rng(0x3A11, w);
     Held mine[kSlots] = {};
     unsigned long long broken = 0, nulls = 0;
+    std::uint64_t detour = w;
     for (int r = 0; r < rounds; ++r) {
+      if (diverge && rng.below(4) == 0)
+        for (std::uint64_t i = 0, n = rng.below(64); i < n; ++i) detour = platform::mix64(detour);
       Held& h = mine[rng.below(kSlots)];
       if (h.address != 0) {
         if (!user_data_intact(h.address, h.bytes, h.sig)) ++broken;
@@ -508,7 +517,7 @@ struct Churn {
       }
       const std::uint64_t bytes = churn_size(rng);
       h = {reinterpret_cast<std::uint64_t>(a.malloc(bytes)), bytes,
-           platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r))};
+           platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r)) ^ detour};  // the detour is used
       if (h.address == 0)
         ++nulls;
       else
@@ -696,8 +705,14 @@ void expect_accounted(const Snapshot& s, const std::vector<Held>& held) {
 TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
   const std::size_t workers = platform::kCudaBuild ? 2048 : 16;
   const int rounds = test::stress_rounds(platform::kCudaBuild ? 400 : 4000);
-  for (const std::uint32_t queues : {1024u, 2u}) {
-    SCOPED_TRACE("queues per class: " + std::to_string(queues));
+  struct Case {
+    std::uint32_t queues;
+    bool diverge;
+  };
+  for (const Case run : {Case{1024, false}, Case{2, false}, Case{1024, true}}) {
+    const std::uint32_t queues = run.queues;
+    SCOPED_TRACE("queues per class: " + std::to_string(queues) +
+                 (run.diverge ? ", lanes on different paths" : ""));
     Options options;
     options.queues = queues;
     options.queue_slots = queues == 2 ? 2 : 64;  // the second: queues overflow all the time
@@ -708,7 +723,7 @@ TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
     Buffer<unsigned long long> counters(2);
     counters.zero();
     platform::parallel_workers(workers,
-                               Churn{pool.device(), held.data(), counters.data(), workers, rounds});
+                               Churn{pool.device(), held.data(), counters.data(), workers, rounds, run.diverge});
     platform::synchronize();
     const std::vector<unsigned long long> c = counters.to_vector();
     EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
