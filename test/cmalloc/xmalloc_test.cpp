@@ -16,6 +16,7 @@
 
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "support/rng.h"
+#include "support/sanitized.h"
 #include "support/stress_rounds.h"
 
 namespace dynasoar::xmalloc {
@@ -430,8 +431,11 @@ TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
   // messages per worker is no measure of the queue (the H100 moved 210 for
   // 4096 workers). What the test needs is every slot reused many times:
   // more messages than warps (on the GPU 128, 64 times the two slots).
+  // compute-sanitizer serialises the warps, so few messages pass there (7 on
+  // the H100); its run checks the accesses, the plain run checks the load.
   const std::size_t warps = (workers + platform::warp::kBuildLanes - 1) / platform::warp::kBuildLanes;
-  EXPECT_GT(moved, warps) << "the queue passed too few messages for the test to mean much";
+  if (!test::under_sanitizer())
+    EXPECT_GT(moved, warps) << "the queue passed too few messages for the test to mean much";
   EXPECT_NO_THROW(pool.check_errors());
 }
 
