@@ -136,6 +136,46 @@ TEST(Warp, PrimitivesOverFullWarp) {
   }
 }
 
+// warp::handover: two groups per warp (even and odd lanes), each led by its
+// highest lane, which computes its words on a long path of its own while
+// the others go straight to the handover (the shape in which followers once
+// read a leader's register before it was written; docs/design/xmalloc.md,
+// "The handover"). Every lane must end with its leader's words.
+struct EvalHandover {
+  unsigned long long* wrong;
+  std::size_t n;
+  DYNASOAR_HD void operator()(std::size_t t, std::size_t) const {
+    namespace warp = platform::warp;
+    if (t >= n) return;
+    const unsigned lane = warp::lane_id() % 32u;
+    const warp::lane_mask group = warp::match_any(warp::full_mask(), lane % 2);
+    const auto leader = static_cast<unsigned>(63 - platform::clz(std::uint64_t{group}));
+    const std::uint64_t key = platform::mix64(t / warp::kBuildLanes * 2 + lane % 2) >> 1;
+    const auto steps = static_cast<unsigned>(2000 + key % 1000);
+    std::uint64_t words[2] = {0, 0};
+    if (lane == leader) {
+      std::uint64_t x = key;
+      for (unsigned i = 0; i < steps; ++i) x = platform::mix64(x);
+      words[0] = key << 1 | warp::kHandedOver;
+      words[1] = x;
+    }
+    warp::handover(group, words, leader);
+    std::uint64_t x = key;
+    for (unsigned i = 0; i < steps; ++i) x = platform::mix64(x);
+    if (words[0] != (key << 1 | warp::kHandedOver) || words[1] != x)
+      platform::atomic_fetch_add(wrong, 1ull);
+  }
+};
+
+TEST(Warp, HandoverWaitsForALeaderOnALongPath) {
+  const std::size_t n = platform::kCudaBuild ? 65536 : 64;
+  platform::Buffer<unsigned long long> wrong(1);
+  wrong.zero();
+  ASSERT_GE(platform::parallel_workers(n, EvalHandover{wrong.data(), n}), n);
+  platform::synchronize();
+  EXPECT_EQ(wrong.to_vector()[0], 0u) << "lanes used words their leader had not handed over";
+}
+
 // snippet-begin: parallel-for
 struct CountVisits {
   std::uint32_t* visits;

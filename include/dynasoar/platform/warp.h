@@ -115,6 +115,40 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void sync([[maybe_unused]] lane_mask mask) {
 #endif
 }
 
+/// Bit 0 of the first word a lane hands over with handover(): set by the
+/// source once its words are written.
+inline constexpr std::uint64_t kHandedOver = 1;
+
+/// Lane `src`'s `words` in every lane of `mask` (src in mask): the other
+/// lanes' words are replaced by src's. src sets kHandedOver in words[0] once
+/// they are written (its callers keep bit 0 free); a lane that reads words
+/// without it meets the others and shuffles again, so no lane uses words
+/// that src has not written yet.
+///
+/// Why the barrier and the shuffle's mask are not enough: src computes its
+/// words in a branch of its own (a leader's search), and ptxas may drop a
+/// __syncwarp(mask) after that branch, relying on the branch's reconvergence
+/// barrier to have gathered the lanes. That barrier gathers only the lanes
+/// that entered the branch together; on the H100 followers whose leader
+/// entered it apart from them shuffled before it had written its words and
+/// read 0 (docs/design/xmalloc.md, "The handover"). In a loop ptxas keeps a
+/// check that every lane of the mask is present.
+///
+/// Forward progress: a lane waits only for src, a lane of its own warp (so
+/// resident whenever it runs). Callers must give src a bounded path to the
+/// handover that waits for nobody; independent thread scheduling then runs
+/// it while the others spin, and the loop ends after src's bounded steps.
+template <unsigned N>
+DYNASOAR_HD DYNASOAR_FORCEINLINE void handover(lane_mask mask, std::uint64_t (&words)[N], unsigned src) {
+  static_assert(N >= 1, "handover needs a word with the handed-over bit");
+  std::uint64_t got[N];
+  do {
+    sync(mask);
+    for (unsigned i = 0; i < N; ++i) got[i] = shfl(mask, words[i], src);
+  } while ((got[0] & kHandedOver) == 0);
+  for (unsigned i = 0; i < N; ++i) words[i] = got[i];
+}
+
 /// Inclusive prefix sum over all lanes of the warp; every lane must call it.
 template <class T>
 DYNASOAR_HD DYNASOAR_FORCEINLINE T inclusive_sum(T v) {

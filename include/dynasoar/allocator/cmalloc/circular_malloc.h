@@ -175,14 +175,22 @@ struct CircularMalloc {
       if (src < lane) before += u;
       total += u;
     }
-    std::uint32_t g = kNoChunk, end = 0;
-    if (lane == leader && total < granules) g = walk(static_cast<std::uint32_t>(total), &end);
-    g = warp::shfl(group, g, leader);
+    // The leader's chunk and its end, handed over marked (warp::handover:
+    // the shuffle is repeated until the mark is there, since a barrier
+    // alone did not hold XMalloc's followers back on the H100).
+    std::uint64_t words[1] = {0};
+    if (lane == leader) {
+      std::uint32_t first = kNoChunk, stop = 0;
+      if (total < granules) first = walk(static_cast<std::uint32_t>(total), &stop);
+      words[0] = std::uint64_t{first} << 32 | std::uint64_t{stop} << 1 | warp::kHandedOver;
+    }
+    warp::handover(group, words, leader);
+    const auto g = static_cast<std::uint32_t>(words[0] >> 32);
     if (g == kNoChunk) {  // no room for the group: one walk per lane
       DYNASOAR_CMALLOC_COUNT(kGroupFallbacks);
       return data(walk(units));
     }
-    end = warp::shfl(group, end, leader);
+    const std::uint32_t end = static_cast<std::uint32_t>(words[0]) >> 1;
     const auto mine = static_cast<std::uint32_t>(g + before);
     // The leader's header exists; the others write theirs (used) inside the
     // group's chunk, and only then does the leader link the first of them.

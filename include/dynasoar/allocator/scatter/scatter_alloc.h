@@ -47,7 +47,9 @@
 //    on an unsplit page, or a chunk whose bit is already clear raises
 //    kPoolBadFree and changes nothing.
 //
-// Forward progress. No thread ever waits for another: every loop below
+// Forward progress. No thread waits for another, but for the lanes of a
+// coalesced group for their leader's grant (warp::handover), a lane of their
+// own warp whose search is bounded and waits for nobody. Every loop below
 // either has a bound that does not depend on other threads, or fails only
 // because another thread's atomic operation on the same word succeeded
 // (lock-free). The page "lock" of the paper (free line 12) is a try-lock:
@@ -369,7 +371,8 @@ struct ScatterAlloc {
   /// many chunks as there are lanes with one atomic add; the lanes that got one (the lowest
   /// `granted`) find their bits, starting at consecutive spots so that a warp's chunks lie side by
   /// side (Sec. 6.1). The others go on with the next search. Bounded: each round serves at least
-  /// one lane, or finds no page with room at all and fails the rest, so at most 32 rounds.
+  /// one lane, or finds no page with room at all and fails the rest, so at most 32 rounds; in a
+  /// round the others wait only for the leader's bounded search (warp::handover).
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t size) const {
     namespace warp = platform::warp;
     // The same size and the same pool: lanes may call malloc on different
@@ -382,12 +385,21 @@ struct ScatterAlloc {
     for (;;) {
       const auto leader = static_cast<unsigned>(platform::ctz(remaining));
       const auto want = static_cast<std::uint32_t>(platform::popc(remaining));
+      // The leader's grant, packed into two words for warp::handover (which
+      // repeats the shuffle until the leader's mark is there: a barrier
+      // alone did not hold XMalloc's followers back on the H100).
+      std::uint64_t words[2] = {0, 0};
+      if (lane == leader) {
+        const Grant mine = find(size, want);
+        words[0] = std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
+        words[1] = std::uint64_t{mine.chunk} << 32 | mine.base;
+      }
+      warp::handover(remaining, words, leader);
       Grant g;
-      if (lane == leader) g = find(size, want);
-      g.page = warp::shfl(remaining, g.page, leader);
-      g.chunk = warp::shfl(remaining, g.chunk, leader);
-      g.granted = warp::shfl(remaining, g.granted, leader);
-      g.base = warp::shfl(remaining, g.base, leader);
+      g.page = static_cast<std::uint32_t>(words[0] >> 32);
+      g.granted = static_cast<std::uint32_t>(words[0]) >> 1;
+      g.chunk = static_cast<std::uint32_t>(words[1] >> 32);
+      g.base = static_cast<std::uint32_t>(words[1]);
       if (g.granted == 0) return fail();  // find() found no chunk of this size for us
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));

@@ -117,11 +117,21 @@ struct HeapState {
     std::uint64_t seed = options.rotate ? platform::mix64(warp::warp_seed() * 32 + leader) : 0;
     std::uint64_t result = 0;
     while (remaining > 0) {  // the same number of rounds in every lane of the group
-      bit_index block = kNoBit;
-      word got = 0;
-      if (lane == leader) reserve_for_group(type, cap, remaining, seed, block, got);
-      block = warp::shfl(group, block, leader);
-      got = warp::shfl(group, got, leader);
+      // The leader's block and the slots it got, handed over marked
+      // (warp::handover: the shuffle is repeated until the mark is there,
+      // since a barrier alone did not hold XMalloc's followers back on the
+      // H100; docs/design/xmalloc.md, "The handover").
+      std::uint64_t words[2] = {0, 0};
+      if (lane == leader) {
+        bit_index mine = kNoBit;
+        word slots = 0;
+        reserve_for_group(type, cap, remaining, seed, mine, slots);
+        words[0] = std::uint64_t{mine} << 1 | warp::kHandedOver;
+        words[1] = slots;
+      }
+      warp::handover(group, words, leader);
+      const auto block = static_cast<bit_index>(words[0] >> 1);
+      const word got = words[1];
       if (block == kNoBit) {
         if (lane == leader) platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapOutOfMemory));
         break;

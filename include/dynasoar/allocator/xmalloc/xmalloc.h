@@ -529,44 +529,25 @@ struct XMalloc {
 
   /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
   /// together share blocks of up to kLargestClass / piece pieces: the lowest
-  /// lane of each share takes the block, hands it to the others with a
-  /// shuffle, and every lane writes its piece's header (the arithmetic is
-  /// share_of).
-  ///
-  /// The handover carries a ready bit (bit 0; blocks are 16-byte aligned),
-  /// and a follower that reads the word without it shuffles again. The
-  /// barrier and the shuffle's mask alone did not hold the followers back on
-  /// the H100: ptxas drops a __syncwarp(group) that follows the leader's
-  /// branch, trusting the branch's reconvergence barrier to have gathered
-  /// the group, and that barrier only gathers the lanes that entered the
-  /// branch together. When the lanes of a group arrive from different paths
-  /// (in a test, the lane that recycled a block in the free before came
-  /// later than the others), the followers went on to the shuffle while
-  /// their leader was still taking the block, read 0 from its register and
-  /// returned nullptr without a flag, and the leader's block kept a count
-  /// that nobody would free (docs/design/xmalloc.md, "The handover"). The
-  /// loop around the shuffle keeps the barrier in the code and checks its
-  /// result.
+  /// lane of each share takes the block, hands it to the others
+  /// (warp::handover: a shuffle that is repeated until the word carries the
+  /// leader's mark, since a barrier alone let followers read the leader's
+  /// register before it held the block on the H100; docs/design/xmalloc.md,
+  /// "The handover"), and every lane writes its piece's header (the
+  /// arithmetic is share_of).
   ///
   /// Forward progress: a follower waits only for its own leader, a lane of
-  /// the same warp (resident whenever the follower runs), whose new_block is
-  /// bounded and waits for nobody; independent thread scheduling runs the
-  /// leader's path while the followers spin, so the ready word arrives after
-  /// a bounded number of the leader's steps.
+  /// the same warp, whose new_block is bounded and waits for nobody
+  /// (warp::handover's condition).
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
     const warp::lane_mask group = warp::match_any(present, piece) & warp::match_any(present, mem);
     const Share s = share_of(group, warp::lane_id() % 32u, piece);
-    constexpr std::uint64_t kReady = 1;
-    // The leader's word: its block (0: none, the flag is raised) | kReady.
-    const std::uint64_t mine = s.index == 0 ? new_block(piece, s.pieces) | kReady : 0;
-    std::uint64_t word = 0;
-    do {
-      warp::sync(group);
-      word = warp::shfl(group, mine, s.leader);
-    } while ((word & kReady) == 0);
-    const std::uint64_t block = word & ~kReady;
+    // The leader's word: its block (0: none, the flag is raised), marked.
+    std::uint64_t word[1] = {s.index == 0 ? new_block(piece, s.pieces) | warp::kHandedOver : 0};
+    warp::handover(group, word, s.leader);
+    const std::uint64_t block = word[0] & ~warp::kHandedOver;  // blocks are 16-byte aligned
     void* data = block == 0 ? nullptr : piece_at(block, piece, s.index);
     // The whole group meets here: the block word (leader) and the piece
     // words are written before any of its pieces can be freed by a lane of
