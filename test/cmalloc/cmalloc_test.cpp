@@ -18,6 +18,7 @@
 #include "support/rng.h"
 #include "support/sanitized.h"
 #include "support/stress_rounds.h"
+#include "support/user_data.h"
 
 namespace dynasoar::cmalloc {
 namespace {
@@ -80,22 +81,9 @@ TEST(CMallocAWMalloc, WrapsToThePoolStart) {
 
 // --- the typed suite ------------------------------------------------------------------
 
-struct Held {
-  std::uint64_t address;  // 0: none
-  std::uint64_t bytes;
-  std::uint64_t sig;
-};
-
-DYNASOAR_HD void fill_user_data(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
-  auto* w = reinterpret_cast<std::uint64_t*>(address);
-  for (std::uint64_t k = 0; k < bytes / 8; ++k) w[k] = sig + k;
-}
-DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
-  const auto* w = reinterpret_cast<const std::uint64_t*>(address);
-  for (std::uint64_t k = 0; k < bytes / 8; ++k)
-    if (w[k] != sig + k) return false;
-  return true;
-}
+using test::fill_user_data;
+using test::Held;
+using test::user_data_intact;
 
 // Allocates `bytes` bytes and fills them with the pattern of `sig`; the
 // address is 0 if malloc returned nullptr.

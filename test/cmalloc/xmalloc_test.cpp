@@ -18,6 +18,7 @@
 #include "support/rng.h"
 #include "support/sanitized.h"
 #include "support/stress_rounds.h"
+#include "support/user_data.h"
 
 namespace dynasoar::xmalloc {
 namespace {
@@ -260,11 +261,17 @@ struct OverflowScript {
   }
 };
 
-TEST(CMallocXMalloc, FullQueueHandsBlocksToTheUnderlyingAllocator) {
+// A pool whose queues are one per class of two slots: every slot is reused
+// all the time, and a queue is full after two blocks.
+PoolHandle<XMalloc> one_queue_of_two_slots() {
   Options options;
   options.queues = 1;
   options.queue_slots = 2;
-  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  return PoolHandle<XMalloc>(std::uint64_t{64} * kPageBytes, options);
+}
+
+TEST(CMallocXMalloc, FullQueueHandsBlocksToTheUnderlyingAllocator) {
+  PoolHandle<XMalloc> pool = one_queue_of_two_slots();
   ASSERT_EQ(pool.device().queues, 1u);
   ASSERT_EQ(pool.device().slots, 2u);
   Buffer<std::uint64_t> out(12);
@@ -324,10 +331,7 @@ struct StaleMoveScript {
 };
 
 TEST(CMallocXMalloc, EnqueueMovesTheTailIntoItsSlotPastAStaleMove) {
-  Options options;
-  options.queues = 1;
-  options.queue_slots = 2;
-  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  PoolHandle<XMalloc> pool = one_queue_of_two_slots();
   ASSERT_EQ(pool.device().slots, 2u);
   Buffer<std::uint64_t> out(11);
   platform::parallel_for(1, StaleMoveScript{pool.device(), out.data()});
@@ -397,10 +401,7 @@ struct EmptyQueue {
 TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
   const std::size_t workers = platform::kCudaBuild ? 4096 : 16;
   const auto rounds = static_cast<std::uint32_t>(test::stress_rounds(platform::kCudaBuild ? 64 : 4000));
-  Options options;
-  options.queues = 1;
-  options.queue_slots = 2;  // every slot is reused all the time
-  PoolHandle<XMalloc> pool(std::uint64_t{64} * kPageBytes, options);
+  PoolHandle<XMalloc> pool = one_queue_of_two_slots();
   ASSERT_EQ(pool.device().slots, 2u);
   const std::size_t messages = workers * rounds + 1;
   Buffer<unsigned> put(messages), taken(messages), left(2);
@@ -428,13 +429,16 @@ TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
   // The lanes of a warp run each enqueue and dequeue together, racing for
   // the same tail and head word, so at most one of them succeeds per round
   // and warp, and the warps of the whole GPU race for those two words too:
-  // messages per worker is no measure of the queue (the H100 moved 210 for
+  // messages per worker is no measure of the queue (the H100 moved 189 for
   // 4096 workers). What the test needs is every slot reused many times:
   // more messages than warps (on the GPU 128, 64 times the two slots).
-  // compute-sanitizer serialises the warps, so few messages pass there (7 on
-  // the H100); its run checks the accesses, the plain run checks the load.
+  // compute-sanitizer serialises the warps, so few messages pass there (7
+  // and 9 on the H100 under memcheck and racecheck); its run checks the
+  // accesses, the plain run checks the load.
   const std::size_t warps = (workers + platform::warp::kBuildLanes - 1) / platform::warp::kBuildLanes;
-  if (!test::under_sanitizer())
+  if (platform::kCudaBuild && test::under_sanitizer())
+    EXPECT_GT(moved, 0u) << "no message passed the queue";
+  else
     EXPECT_GT(moved, warps) << "the queue passed too few messages for the test to mean much";
   EXPECT_NO_THROW(pool.check_errors());
 }
@@ -460,22 +464,9 @@ TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
 
 // --- contended churn, then an audit -----------------------------------------------------
 
-struct Held {
-  std::uint64_t address;  // 0: none
-  std::uint64_t bytes;
-  std::uint64_t sig;
-};
-
-DYNASOAR_HD void fill_user_data(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
-  auto* w = reinterpret_cast<std::uint64_t*>(address);
-  for (std::uint64_t k = 0; k < bytes / 8; ++k) w[k] = sig + k;
-}
-DYNASOAR_HD bool user_data_intact(std::uint64_t address, std::uint64_t bytes, std::uint64_t sig) {
-  const auto* w = reinterpret_cast<const std::uint64_t*>(address);
-  for (std::uint64_t k = 0; k < bytes / 8; ++k)
-    if (w[k] != sig + k) return false;
-  return true;
-}
+using test::fill_user_data;
+using test::Held;
+using test::user_data_intact;
 
 // Mostly small requests, some of the largest classes, a few large ones
 // (runs of ScatterAlloc pages).
@@ -498,10 +489,10 @@ struct Churn {
   std::size_t workers_wanted;
   int rounds;
   // Lanes take different paths to each step: a quarter of them first run a
-  // data-dependent number of mixing steps, so that the lanes of a warp reach
-  // malloc and free at different times and from different places (the
-  // handover of a coalesced malloc once failed only then; see
-  // docs/design/xmalloc.md, "The handover").
+  // data-dependent number of mixing steps, so that the lanes of a warp may
+  // reach malloc and free at different times. More divergence for the
+  // audit; the exact shape in which the handover failed (a lane left behind
+  // in the free before) is WarpsThatFreeWholeBlocksTakeThemBack's.
   bool diverge = false;
   DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
     if (w >= workers_wanted) return;
