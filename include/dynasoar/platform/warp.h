@@ -121,23 +121,29 @@ inline constexpr std::uint64_t kHandedOver = 1;
 
 /// Lane `src`'s `words` in every lane of `mask` (src in mask): the other
 /// lanes' words are replaced by src's. src sets kHandedOver in words[0] once
-/// they are written (its callers keep bit 0 free); a lane that reads words
-/// without it meets the others and shuffles again, so no lane uses words
-/// that src has not written yet.
+/// its words are computed (callers keep bit 0 free), and the barrier and
+/// shuffles run in a loop that repeats while the word read lacks the mark.
 ///
-/// Why the barrier and the shuffle's mask are not enough: src computes its
-/// words in a branch of its own (a leader's search), and ptxas may drop a
-/// __syncwarp(mask) after that branch, relying on the branch's reconvergence
-/// barrier to have gathered the lanes. That barrier gathers only the lanes
-/// that entered the branch together; on the H100 followers whose leader
-/// entered it apart from them shuffled before it had written its words and
-/// read 0 (docs/design/xmalloc.md, "The handover"). In a loop ptxas keeps a
-/// check that every lane of the mask is present.
+/// Why not a barrier and a shuffle: src computes its words in a branch of
+/// its own (a leader's search), and ptxas dropped the __syncwarp(mask) after
+/// that branch, relying on the branch's reconvergence barrier to have
+/// gathered the lanes. On the H100 followers that entered the branch apart
+/// from their leader then shuffled before it had written its words and read
+/// 0 (docs/design/xmalloc.md, "The handover"). In this loop ptxas keeps a
+/// check that every lane of the mask is present before it shuffles, and
+/// with it no follower read an unmarked word in any run.
 ///
-/// Forward progress: a lane waits only for src, a lane of its own warp (so
-/// resident whenever it runs). Callers must give src a bounded path to the
-/// handover that waits for nobody; independent thread scheduling then runs
-/// it while the others spin, and the loop ends after src's bounded steps.
+/// Limits, stated there: the mark checks words[0] only, against the failure
+/// seen (a register read before it was written); and the retry is not a
+/// well-formed second round, since src leaves after its first. It has never
+/// run. A loop whose exit all lanes decide together (__all_sync on the mark)
+/// would make it one, and needs a GPU run first.
+///
+/// Forward progress: the lanes of `mask` wait at the barrier for each other,
+/// lanes of one warp (so resident whenever one of them runs). Callers give
+/// every lane of `mask` a path to the handover that does not wait for the
+/// other lanes of `mask` (a leader's search); independent thread scheduling
+/// runs those paths while the others wait.
 template <unsigned N>
 DYNASOAR_HD DYNASOAR_FORCEINLINE void handover(lane_mask mask, std::uint64_t (&words)[N], unsigned src) {
   static_assert(N >= 1, "handover needs a word with the handed-over bit");

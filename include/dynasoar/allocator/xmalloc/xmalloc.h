@@ -49,9 +49,9 @@
 //    been handed out again with a piece at the same place.
 //
 // Forward progress. No thread waits for another thread's write, except a
-// follower of a coalesced malloc for its own leader, a lane of the same warp
-// (so resident whenever the follower runs) whose work is bounded and waits
-// for nobody (malloc_coalesced). So a thread that is never scheduled (a
+// follower of a coalesced malloc for the leaders of its group, lanes of the
+// same warp (so resident whenever the follower runs) whose work is bounded
+// and waits for nobody (malloc_coalesced). So a thread that is never scheduled (a
 // block of a grid that is not resident) holds nobody up. Every other loop
 // has a bound that does not depend on other threads (each says so where it
 // is): the queue probes (kQueueProbes), the move of an old tail into its
@@ -536,9 +536,9 @@ struct XMalloc {
   /// "The handover"), and every lane writes its piece's header (the
   /// arithmetic is share_of).
   ///
-  /// Forward progress: a follower waits only for its own leader, a lane of
-  /// the same warp, whose new_block is bounded and waits for nobody
-  /// (warp::handover's condition).
+  /// Forward progress: a follower waits for the leaders of its group's
+  /// shares, lanes of the same warp whose new_block is bounded and waits for
+  /// nobody (warp::handover's condition).
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
