@@ -101,6 +101,11 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE T shfl([[maybe_unused]] lane_mask mask, T v, [[
   return DYNASOAR_DEVICE_OR_HOST(__shfl_sync(mask, v, static_cast<int>(src)), v);
 }
 
+/// True in every lane of `mask` if `predicate` is true in every lane of it.
+DYNASOAR_HD DYNASOAR_FORCEINLINE bool all([[maybe_unused]] lane_mask mask, bool predicate) {
+  return DYNASOAR_DEVICE_OR_HOST(__all_sync(mask, predicate) != 0, predicate);
+}
+
 /// Mask of the lanes in `mask` that hold the same `v` as the calling lane.
 template <class T>
 DYNASOAR_HD DYNASOAR_FORCEINLINE lane_mask match_any([[maybe_unused]] lane_mask mask, [[maybe_unused]] T v) {
@@ -120,9 +125,10 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void sync([[maybe_unused]] lane_mask mask) {
 inline constexpr std::uint64_t kHandedOver = 1;
 
 /// Lane `src`'s `words` in every lane of `mask` (src in mask): the other
-/// lanes' words are replaced by src's. src sets kHandedOver in words[0] once
-/// its words are computed (callers keep bit 0 free), and the barrier and
-/// shuffles run in a loop that repeats while the word read lacks the mark.
+/// lanes' words are replaced by src's. src sets kHandedOver in every word
+/// once they are computed (callers keep bit 0 of each free), and the barrier
+/// and shuffles run in rounds until every lane of the mask read every word
+/// marked; the lanes decide that together (all), so src takes every round.
 ///
 /// Why not a barrier and a shuffle: src computes its words in a branch of
 /// its own (a leader's search), and ptxas dropped the __syncwarp(mask) after
@@ -133,11 +139,9 @@ inline constexpr std::uint64_t kHandedOver = 1;
 /// check that every lane of the mask is present before it shuffles, and
 /// with it no follower read an unmarked word in any run.
 ///
-/// Limits, stated there: the mark checks words[0] only, against the failure
-/// seen (a register read before it was written); and the retry is not a
-/// well-formed second round, since src leaves after its first. It has never
-/// run. A loop whose exit all lanes decide together (__all_sync on the mark)
-/// would make it one, and needs a GPU run first.
+/// Every word carries the mark, so a read of a register before src wrote
+/// it (what failed: such a register held 0) is caught in any word; a stale
+/// register that held another value with bit 0 set would not be.
 ///
 /// Forward progress: the lanes of `mask` wait at the barrier for each other,
 /// lanes of one warp (so resident whenever one of them runs). Callers give
@@ -148,10 +152,19 @@ template <unsigned N>
 DYNASOAR_HD DYNASOAR_FORCEINLINE void handover(lane_mask mask, std::uint64_t (&words)[N], unsigned src) {
   static_assert(N >= 1, "handover needs a word with the handed-over bit");
   std::uint64_t got[N];
+  bool everyone_has_it = false;
   do {
     sync(mask);
-    for (unsigned i = 0; i < N; ++i) got[i] = shfl(mask, words[i], src);
-  } while ((got[0] & kHandedOver) == 0);
+    bool marked = true;
+    for (unsigned i = 0; i < N; ++i) {
+      got[i] = shfl(mask, words[i], src);
+      marked = marked && (got[i] & kHandedOver) != 0;
+    }
+    // Decided by the whole mask, src included: every lane takes the same
+    // number of rounds, so each round's barrier and shuffles are met by
+    // all the lanes they name.
+    everyone_has_it = all(mask, marked);
+  } while (!everyone_has_it);
   for (unsigned i = 0; i < N; ++i) words[i] = got[i];
 }
 

@@ -392,14 +392,14 @@ struct ScatterAlloc {
       if (lane == leader) {
         const Grant mine = find(size, want);
         words[0] = std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
-        words[1] = std::uint64_t{mine.chunk} << 32 | mine.base;
+        words[1] = std::uint64_t{mine.chunk} << 32 | std::uint64_t{mine.base} << 1 | warp::kHandedOver;
       }
       warp::handover(remaining, words, leader);
       Grant g;
       g.page = static_cast<std::uint32_t>(words[0] >> 32);
       g.granted = static_cast<std::uint32_t>(words[0]) >> 1;
       g.chunk = static_cast<std::uint32_t>(words[1] >> 32);
-      g.base = static_cast<std::uint32_t>(words[1]);
+      g.base = static_cast<std::uint32_t>(words[1]) >> 1;
       if (g.granted == 0) return fail();  // find() found no chunk of this size for us
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));

@@ -121,17 +121,18 @@ struct HeapState {
       // (warp::handover: the shuffle is repeated until the mark is there,
       // since a barrier alone did not hold XMalloc's followers back on the
       // H100; docs/design/xmalloc.md, "The handover").
-      std::uint64_t words[2] = {0, 0};
+      std::uint64_t words[3] = {0, 0, 0};  // block; the slot mask's low and high halves
       if (lane == leader) {
         bit_index mine = kNoBit;
         word slots = 0;
         reserve_for_group(type, cap, remaining, seed, mine, slots);
         words[0] = std::uint64_t{mine} << 1 | warp::kHandedOver;
-        words[1] = slots;
+        words[1] = (slots & 0xFFFFFFFFu) << 1 | warp::kHandedOver;
+        words[2] = (slots >> 32) << 1 | warp::kHandedOver;
       }
       warp::handover(group, words, leader);
       const auto block = static_cast<bit_index>(words[0] >> 1);
-      const word got = words[1];
+      const word got = (words[1] >> 1) | (words[2] >> 1) << 32;
       if (block == kNoBit) {
         if (lane == leader) platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapOutOfMemory));
         break;
