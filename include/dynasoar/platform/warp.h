@@ -120,7 +120,7 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void sync([[maybe_unused]] lane_mask mask) {
 #endif
 }
 
-/// Bit 0 of the first word a lane hands over with handover(): set by the
+/// Bit 0 of every word a lane hands over with handover(): set by the
 /// source once its words are written.
 inline constexpr std::uint64_t kHandedOver = 1;
 
@@ -139,8 +139,9 @@ inline constexpr std::uint64_t kHandedOver = 1;
 /// check that every lane of the mask is present before it shuffles, and
 /// with it no follower read an unmarked word in any run.
 ///
-/// Every word carries the mark, so a read of a register before src wrote
-/// it (what failed: such a register held 0) is caught in any word; a stale
+/// Every word must carry the mark (a word handed over without it keeps the
+/// lanes in the loop for ever), so a read of a register before src wrote it
+/// (what failed: such a register held 0) is caught in any word; a stale
 /// register that held another value with bit 0 set would not be.
 ///
 /// Forward progress: the lanes of `mask` wait at the barrier for each other,
