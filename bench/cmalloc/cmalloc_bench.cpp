@@ -224,10 +224,14 @@ template <class Alloc>
 std::vector<PoolVariant> survey_variants(const std::vector<unsigned>& per_processor) {
   if constexpr (std::is_same_v<Alloc, dynasoar::scatter::ScatterAlloc>) {
     // Its search as we run it, and as the paper describes it (Eq. 3 only,
-    // regions one after the other): what scatter.md's deviation buys.
-    PoolOptions paper;
+    // regions one after the other): what scatter.md's deviation buys. And
+    // without warp coalescing: the allocator under XMalloc as XMalloc runs
+    // it (xmalloc.h), the baseline of XMalloc's throughput magnification
+    // (paper 002 Sec. 5).
+    PoolOptions paper, uncoalesced;
     paper.scatter.spread = false;
-    return {{"", PoolOptions{}}, {"+paper_search", paper}};
+    uncoalesced.scatter.coalesce = false;
+    return {{"", PoolOptions{}}, {"+paper_search", paper}, {"+uncoalesced", uncoalesced}};
   } else if constexpr (!Alloc::kCircular) {
     return {{"", PoolOptions{}}};
   } else {
