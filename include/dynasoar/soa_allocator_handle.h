@@ -213,18 +213,13 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   std::uint64_t allocated_blocks() const { return num_blocks_ - free_blocks_->count(stream_); }
 
   /// True if a `new` found the heap full since the last check.
-  bool out_of_memory() const {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
-    return (e & soa::kHeapOutOfMemory) != 0;
-  }
+  bool out_of_memory() const { return (read_error_flags() & soa::kHeapOutOfMemory) != 0; }
 
   /// Throws OutOfMemory if a `new` found the heap full, and std::logic_error
   /// if a `destroy` was given a pointer that is no live object of this heap
   /// (HeapState::deallocate; nothing was freed then). Clears the flags.
   void check_errors() {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
+    const unsigned e = read_error_flags();
     if (e == soa::kHeapOk) return;
     error_.zero(stream_);
     platform::synchronize(stream_);
@@ -394,6 +389,13 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 
+  // The heap's error flags (soa::kHeap*), copied into page-locked memory
+  // after everything queued before. Waits for the stream.
+  unsigned read_error_flags() const {
+    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
+    return *error_mirror_.get();
+  }
+
   std::vector<soa::BlockHeader> read_headers() const {
     platform::Buffer<soa::BlockHeader> headers(num_blocks_);
     platform::parallel_for(num_blocks_, soa::detail::GatherHeaders{state_.data(), headers.data()}, stream_);
@@ -405,6 +407,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   platform::Buffer<std::uint64_t> heap_;
   platform::Buffer<soa::HeapState> state_;
   platform::Buffer<unsigned> error_;
+  platform::PinnedValue<unsigned> error_mirror_;  // read_error_flags' destination
   platform::Buffer<unsigned> initializing_;  // HeapState::initializing
   std::unique_ptr<BitmapHandle> free_blocks_;
   std::unique_ptr<BitmapHandle> allocated_[kNumTypes];

@@ -384,6 +384,22 @@ TEST(Buffer, RoundTripAndBounds) {
   EXPECT_EQ(b.data(), nullptr);
 }
 
+TEST(PinnedValue, ReceivesACopyAndMoves) {
+  platform::PinnedValue<unsigned> v;
+  EXPECT_EQ(*v.get(), 0u) << "value-initialised";
+  platform::Buffer<unsigned> b(4);
+  const std::vector<unsigned> in{5, 6, 7, 8};
+  b.copy_from_host(in.data(), 4);
+  b.copy_to_host(v.get(), 1, 2);
+  EXPECT_EQ(*v.get(), 7u);
+  unsigned* const where = v.get();
+  platform::PinnedValue<unsigned> moved = std::move(v);
+  EXPECT_EQ(moved.get(), where);
+  EXPECT_EQ(v.get(), nullptr);
+  v = std::move(moved);
+  EXPECT_EQ(*v.get(), 7u);
+}
+
 // --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------
 
 // Every worker arrives, then waits until all have: possible only if all run

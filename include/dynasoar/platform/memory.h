@@ -150,4 +150,53 @@ class Buffer {
   std::size_t size_ = 0;
 };
 
+/// One value of trivially copyable T in page-locked host memory (plain host
+/// memory in a host build): a destination for small device-to-host copies
+/// that the driver can copy into directly. A copy of 4 bytes into pageable
+/// memory is staged through a driver buffer, a visible part of a blocking
+/// call that reads an error flag after every parallel_do. Movable.
+template <class T>
+class PinnedValue {
+  static_assert(std::is_trivially_copyable_v<T>, "PinnedValue holds trivially copyable types");
+
+ public:
+  /// One value-initialised T. Throws dynasoar::CudaError if page-locked memory cannot be had.
+  PinnedValue() {
+#if DYNASOAR_CUDA
+    void* p = nullptr;
+    DYNASOAR_CUDA_CHECK(cudaMallocHost(&p, sizeof(T)));
+    value_ = ::new (p) T{};
+#else
+    value_ = new T{};
+#endif
+  }
+  PinnedValue(const PinnedValue&) = delete;
+  PinnedValue& operator=(const PinnedValue&) = delete;
+  PinnedValue(PinnedValue&& o) noexcept : value_(std::exchange(o.value_, nullptr)) {}
+  PinnedValue& operator=(PinnedValue&& o) noexcept {
+    if (this != &o) {
+      release();
+      value_ = std::exchange(o.value_, nullptr);
+    }
+    return *this;
+  }
+  ~PinnedValue() { release(); }
+
+  /// The value's address (host memory).
+  T* get() const { return value_; }
+
+ private:
+  void release() noexcept {
+    if (value_ == nullptr) return;
+#if DYNASOAR_CUDA
+    (void)cudaFreeHost(value_);  // cannot throw from a destructor
+#else
+    delete value_;
+#endif
+    value_ = nullptr;
+  }
+
+  T* value_ = nullptr;
+};
+
 }  // namespace dynasoar::platform
