@@ -172,7 +172,9 @@ class PinnedValue {
   }
   PinnedValue(const PinnedValue&) = delete;
   PinnedValue& operator=(const PinnedValue&) = delete;
+  /// Takes over the value of `o`, which is left empty (get() is null).
   PinnedValue(PinnedValue&& o) noexcept : value_(std::exchange(o.value_, nullptr)) {}
+  /// Frees the value held now, then takes over that of `o`, which is left empty.
   PinnedValue& operator=(PinnedValue&& o) noexcept {
     if (this != &o) {
       release();
@@ -180,6 +182,7 @@ class PinnedValue {
     }
     return *this;
   }
+  /// Frees the value.
   ~PinnedValue() { release(); }
 
   /// The value's address (host memory).
