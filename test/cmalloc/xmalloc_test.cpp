@@ -697,6 +697,15 @@ void expect_accounted(const Snapshot& s, const std::vector<Held>& held) {
   EXPECT_EQ(s.underlying_errors, 0u) << "XMalloc made ScatterAlloc fail or free wrongly";
 }
 
+// After a churn whose workers counted broken patterns in counters[0] and
+// failed allocations in counters[1]: neither happened, and no flag is up.
+void expect_churn_clean(const Buffer<unsigned long long>& counters, PoolHandle<XMalloc>& pool) {
+  const std::vector<unsigned long long> c = counters.to_vector();
+  EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
+  EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
 TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
   const std::size_t workers = platform::kCudaBuild ? 2048 : 16;
   const int rounds = test::stress_rounds(platform::kCudaBuild ? 400 : 4000);
@@ -720,10 +729,7 @@ TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
     platform::parallel_workers(workers,
                                Churn{pool.device(), held.data(), counters.data(), workers, rounds, run.diverge});
     platform::synchronize();
-    const std::vector<unsigned long long> c = counters.to_vector();
-    EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
-    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
-    EXPECT_NO_THROW(pool.check_errors());
+    expect_churn_clean(counters, pool);
 
     const std::vector<Held> h = held.to_vector();
     expect_accounted(snapshot(pool, held), h);
@@ -794,10 +800,7 @@ TEST(CMallocXMalloc, WarpsThatFreeWholeBlocksTakeThemBack) {
                                                             counters.data(), workers, rounds,
                                                             bytes});
     platform::synchronize();
-    const std::vector<unsigned long long> c = counters.to_vector();
-    EXPECT_EQ(c[0], 0u) << "patterns broken: memory was handed out twice";
-    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
-    EXPECT_NO_THROW(pool.check_errors());
+    expect_churn_clean(counters, pool);
     const std::vector<Held> h = held.to_vector();
     EXPECT_EQ(static_cast<std::size_t>(std::count_if(h.begin(), h.end(),
                                                      [](const Held& x) { return x.address != 0; })),
