@@ -11,9 +11,11 @@
 
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
+#include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
 
 namespace dynasoar::soa::detail {
 
@@ -42,6 +44,72 @@ struct SnapshotBlocks {
     const bit_index n = *count;
     for (std::size_t k = w; k < n; k += workers)
       state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
+  }
+};
+
+/// The block list of one class and its snapshot in one kernel: the
+/// enumeration of the class's allocated-block bitmap where it takes a single
+/// step (Alg. 5 over the lowest level; every heap of up to 2^26 blocks), with
+/// each listed block's snapshot taken by the lane that lists it. Warp w of
+/// `warps` takes a range of about containers / warps consecutive containers
+/// and reads them a warp's width at a time; for each non-empty one, the warp
+/// takes the place of its blocks in the list with one atomic add, and lane b
+/// lists and snapshots blocks b and b + 32 of it. With the usual one or two
+/// containers per warp every block's snapshot has a lane of its own, as in
+/// SnapshotBlocks, and the snapshot needs no launch of its own (taken by the
+/// enumeration's one lane per container, 64 blocks one after another, it
+/// slowed the do-all over 2^20 objects 1.6x:
+/// bench/results/2026-11-25-h100-launches/); a large, mostly empty heap
+/// still costs each warp only its share of the reads. Item i of parallel_for
+/// (or parallel_for_early) over warps * lanes items is lane i % lanes of
+/// warp i / lanes, lanes = warp::size() (1 in a host build). The list's
+/// order is not defined.
+struct ListAndSnapshotBlocks {
+  /// The lowest level of the class's allocated-block bitmap.
+  const Bitmap::word* words;
+  /// Containers of that level.
+  std::size_t containers;
+  /// Warps of the launch (items / lanes).
+  std::size_t warps;
+  /// Out: the class's block list (room for every block).
+  bit_index* blocks;
+  /// Out: the number of entries (zero before the kernel).
+  bit_index* count;
+  /// Zeroed by item 0 (AlternatingCount's other counter), or null.
+  bit_index* zero_after;
+  /// The heap whose block headers get their snapshot.
+  HeapState* state;
+  /// Type id of the class.
+  unsigned type;
+
+  /// Lane i % lanes of warp i / lanes; every lane of a warp must call it.
+  /// Host and device.
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    namespace warp = platform::warp;
+    const unsigned lanes = warp::size();
+    const auto lane = static_cast<unsigned>(i % lanes);
+    const warp::lane_mask everyone = warp::full_mask();
+    if (i == 0 && zero_after != nullptr) *zero_after = 0;
+    const std::size_t share = (containers + warps - 1) / warps;
+    const std::size_t begin = i / lanes * share;
+    const std::size_t end = begin + share < containers ? begin + share : containers;
+    for (std::size_t base = begin; base < end; base += lanes) {
+      const Bitmap::word mine = base + lane < end ? words[base + lane] : 0;
+      for (warp::lane_mask pending = warp::ballot(everyone, mine != 0); pending != 0; pending &= pending - 1) {
+        const auto src = static_cast<unsigned>(platform::ctz(pending));
+        const Bitmap::word w = warp::shfl(everyone, mine, src);
+        bit_index start = 0;
+        if (lane == 0) start = platform::atomic_fetch_add(count, static_cast<bit_index>(platform::popc(w)));
+        start = warp::shfl(everyone, start, 0);
+        const std::uint64_t first = static_cast<std::uint64_t>(base + src) * Bitmap::kWordBits;
+        for (unsigned b = lane; b < Bitmap::kWordBits; b += lanes) {
+          if (((w >> b) & 1u) == 0) continue;
+          const auto block = static_cast<bit_index>(first + b);
+          blocks[start + platform::popc(w & platform::low_bits(b))] = block;
+          state->header(block)->iteration = state->live_slots(block, type);
+        }
+      }
+    }
   }
 };
 
