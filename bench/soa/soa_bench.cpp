@@ -590,6 +590,8 @@ void bench_registers(dynasoar::bench::Csv& csv) {
                                                                          DoAllAlloc::Registry::kCapacity<Particle>>>);
   registers(csv, "enumerate", detail::parallel_workers_kernel<dynasoar::detail::EnumerateLevel>);
   registers(csv, "snapshot", detail::parallel_for_early_kernel<dynasoar::platform::kBlockThreads, soa::detail::SnapshotBlocks>);
+  registers(csv, "list_and_snapshot",
+            detail::parallel_for_early_kernel<soa::detail::kListThreads, soa::detail::ListAndSnapshotBlocks>);
   registers(csv, "do_all<Particle::step>",
             detail::parallel_for_early_kernel<soa::kDoAllBlockThreads, soa::detail::DoAll<Particle, &Particle::step, FloatArg, 0, 64>>);
   registers(csv, "soa_step(baseline)", soa_step);

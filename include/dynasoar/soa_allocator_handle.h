@@ -176,11 +176,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     // kernel ahead of them ends, and wait for it before they read anything.
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
-      list_blocks(type);
-      const std::size_t workers = workers_for_blocks();
-      platform::parallel_for_early(
-          workers, soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type, workers},
-          stream_);
+      list_and_snapshot(type);
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
@@ -351,6 +347,38 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   // Writes the allocated blocks of `type` to its block list and count (device).
   void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_counts_[type], stream_); }
+
+  // The block list of `type` and its snapshot (Sec. 3.1), queued on the
+  // stream: on the GPU one kernel where the block bitmap takes one
+  // enumeration step (soa::detail::ListAndSnapshotBlocks, launched early),
+  // else (and in a host build) the enumeration's steps and then a snapshot
+  // kernel.
+  void list_and_snapshot(unsigned type) {
+#if DYNASOAR_CUDA
+    const BitmapHandle& bitmap = *allocated_[type];
+    if (bitmap.enumerates_in_one_step()) {
+      const BitmapHandle::OneStep step = bitmap.one_step(block_counts_[type]);
+      // A warp per container, in whole thread blocks, at most one thread per
+      // resident thread (every thread takes exactly one item).
+      constexpr std::size_t kBlockWarps = soa::detail::kListThreads / 32;
+      const std::size_t most = std::max<std::size_t>(
+          kBlockWarps, platform::concurrent_threads() / soa::detail::kListThreads * kBlockWarps);
+      const std::size_t warps =
+          std::min((step.containers + kBlockWarps - 1) / kBlockWarps * kBlockWarps, most);
+      platform::parallel_for_early<soa::detail::kListThreads>(
+          warps * 32,
+          soa::detail::ListAndSnapshotBlocks{step.words, step.containers, warps, block_list(type), step.count,
+                                             step.zero_after, state_.data(), type},
+          stream_);
+      return;
+    }
+#endif
+    list_blocks(type);
+    const std::size_t workers = workers_for_blocks();
+    platform::parallel_for_early(
+        workers, soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type, workers},
+        stream_);
+  }
 
   std::size_t workers_for_blocks() const {
     const std::size_t resident = platform::concurrent_threads();

@@ -146,6 +146,34 @@ class BitmapHandle {
     count.current_ ^= 1u;
   }
 
+  /// Whether enumerate() takes a single step here: the lowest level has at
+  /// most flat_scan_limit() containers (or it is the only one).
+  bool enumerates_in_one_step() const {
+    return ref_.level_words(0) <= flat_scan_limit_ || ref_.levels() == 1;
+  }
+
+  /// What enumerate(out, count) reads and writes where it takes one step,
+  /// for a caller that runs its own form of that step (the heap's block
+  /// list with its snapshot, soa_allocator_handle.h): the lowest level's
+  /// containers, the counter the set bits are to be counted into (zero) and
+  /// the counter to zero afterwards. Advances `count` as enumerate does;
+  /// queue the step before the next enumeration. Only where
+  /// enumerates_in_one_step() (throws std::logic_error otherwise).
+  struct OneStep {
+    const word* words;          ///< the lowest level's containers
+    std::size_t containers;     ///< how many
+    bit_index* count;           ///< the (zero) counter of this enumeration
+    bit_index* zero_after;      ///< AlternatingCount's other counter, to be zeroed
+  };
+  OneStep one_step(AlternatingCount& count) const {
+    if (!enumerates_in_one_step())
+      throw std::logic_error("BitmapHandle::one_step: this bitmap takes several enumeration steps");
+    bit_index* const previous = count.slots_.data() + count.current_;
+    bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
+    count.current_ ^= 1u;
+    return {ref_.level_data(0), ref_.level_words(0), next, previous};
+  }
+
   /// Default of flat_scan_limit(): 2^20 containers (8 MiB).
   static constexpr std::size_t kDefaultFlatScanLimit = std::size_t{1} << 20;
 

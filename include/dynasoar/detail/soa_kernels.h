@@ -11,9 +11,11 @@
 
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
+#include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/warp.h"
 
 namespace dynasoar::soa::detail {
 
@@ -44,6 +46,104 @@ struct SnapshotBlocks {
       state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
   }
 };
+
+#if DYNASOAR_CUDA
+/// Threads per thread block of ListAndSnapshotBlocks: 32 warps, whose
+/// containers' blocks take one place in the list together.
+inline constexpr unsigned kListThreads = 1024;
+
+/// The block list of one class and its snapshot in one kernel: the
+/// enumeration of the class's allocated-block bitmap where it takes a single
+/// step (Alg. 5 over the lowest level; every heap of up to 2^26 blocks),
+/// with each listed block's snapshot taken by the lane that lists it.
+///
+/// Warp w of `warps` (a multiple of 32) takes a range of about containers /
+/// warps consecutive containers. The 32 warps of a thread block add up
+/// their blocks, take their place in the list with one atomic add, and then
+/// each warp lists its containers in order: for each non-empty one, lane b
+/// lists and snapshots blocks b and b + 32 of it. So the list is in
+/// ascending order within each thread block's containers, as the separate
+/// enumeration's was within each warp's 32 containers: a kernel that took
+/// its place per container instead scrambled the list into pieces of 64
+/// blocks, and the do-alls of wa-tor and the game of life over it got 4 %
+/// slower. With the usual one or two containers per warp every block's
+/// snapshot has a lane of its own, as in SnapshotBlocks (the enumeration's
+/// one lane per container taking 64 snapshots one after another slowed the
+/// do-all over 2^20 objects 1.6x: bench/results/2026-11-25-h100-launches/);
+/// a large, mostly empty heap costs each warp only its share of the reads.
+///
+/// Item i of parallel_for_early<kListThreads> over warps * 32 items is lane
+/// i % 32 of warp i / 32; every thread of the launch must take exactly one
+/// item (warps * 32 at most the resident threads), since the warps of a
+/// thread block meet at two __syncthreads. Device only.
+struct ListAndSnapshotBlocks {
+  /// The lowest level of the class's allocated-block bitmap.
+  const Bitmap::word* words;
+  /// Containers of that level.
+  std::size_t containers;
+  /// Warps of the launch (a multiple of 32).
+  std::size_t warps;
+  /// Out: the class's block list (room for every block).
+  bit_index* blocks;
+  /// Out: the number of entries (zero before the kernel).
+  bit_index* count;
+  /// Zeroed by item 0 (AlternatingCount's other counter), or null.
+  bit_index* zero_after;
+  /// The heap whose block headers get their snapshot.
+  HeapState* state;
+  /// Type id of the class.
+  unsigned type;
+
+  /// Lane i % 32 of warp i / 32.
+  __device__ void operator()(std::size_t i) const {
+    namespace warp = platform::warp;
+    __shared__ bit_index place[kListThreads / 32];  // per warp: its total, then its first list entry
+    const auto lane = static_cast<unsigned>(i % 32);
+    const auto warp_in_block = static_cast<unsigned>(i % kListThreads / 32);
+    const warp::lane_mask everyone = warp::full_mask();
+    if (i == 0 && zero_after != nullptr) *zero_after = 0;
+    const std::size_t share = (containers + warps - 1) / warps;
+    const std::size_t begin = i / 32 * share < containers ? i / 32 * share : containers;
+    const std::size_t end = begin + share < containers ? begin + share : containers;
+
+    bit_index mine_total = 0;
+    for (std::size_t base = begin; base < end; base += 32)
+      if (base + lane < end) mine_total += static_cast<bit_index>(platform::popc(words[base + lane]));
+    const bit_index warp_total = warp::shfl(everyone, warp::inclusive_sum(mine_total), 31);
+    if (lane == 0) place[warp_in_block] = warp_total;
+    __syncthreads();
+    if (warp_in_block == 0) {
+      const bit_index t = place[lane];
+      const bit_index inclusive = warp::inclusive_sum(t);
+      bit_index first = 0;
+      if (lane == 31 && inclusive != 0) first = platform::atomic_fetch_add(count, inclusive);
+      first = warp::shfl(everyone, first, 31);
+      place[lane] = first + inclusive - t;
+    }
+    __syncthreads();
+
+    bit_index next = place[warp_in_block];
+    for (std::size_t base = begin; base < end; base += 32) {
+      const Bitmap::word mine = base + lane < end ? words[base + lane] : 0;
+      const auto bits = static_cast<bit_index>(platform::popc(mine));
+      const bit_index inclusive = warp::inclusive_sum(bits);
+      for (warp::lane_mask pending = warp::ballot(everyone, mine != 0); pending != 0; pending &= pending - 1) {
+        const auto src = static_cast<unsigned>(platform::ctz(pending));
+        const Bitmap::word w = warp::shfl(everyone, mine, src);
+        const bit_index start = next + warp::shfl(everyone, inclusive, src) - static_cast<bit_index>(platform::popc(w));
+        const std::uint64_t first_block = static_cast<std::uint64_t>(base + src) * Bitmap::kWordBits;
+        for (unsigned b = lane; b < Bitmap::kWordBits; b += 32) {
+          if (((w >> b) & 1u) == 0) continue;
+          const auto block = static_cast<bit_index>(first_block + b);
+          blocks[start + platform::popc(w & platform::low_bits(b))] = block;
+          state->header(block)->iteration = state->live_slots(block, type);
+        }
+      }
+      next += warp::shfl(everyone, inclusive, 31);
+    }
+  }
+};
+#endif
 
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
 /// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
