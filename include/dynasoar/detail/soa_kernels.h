@@ -24,10 +24,9 @@ namespace dynasoar::soa::detail {
 /// created during it. Worker w of `workers` takes list entries w, w +
 /// workers, ...; launched with parallel_for over the workers, after the
 /// enumeration and before any do-all kernel. A kernel of its own, one
-/// thread per block: taken by the enumeration's threads (one lane per
-/// bitmap container, so up to 64 blocks each, one after another) it made
-/// the do-all over 2^20 objects 1.6x slower
-/// (bench/results/2026-11-25-h100-launches/).
+/// thread per block, where the enumeration takes several steps (heaps of
+/// over 2^26 blocks) and in host builds; otherwise ListAndSnapshotBlocks
+/// lists the blocks and takes their snapshots in one kernel.
 struct SnapshotBlocks {
   /// The heap (device memory) whose block headers get their snapshot.
   HeapState* state;
@@ -63,10 +62,11 @@ inline constexpr unsigned kListThreads = 1024;
 /// each warp lists its containers in order: for each non-empty one, lane b
 /// lists and snapshots blocks b and b + 32 of it. So the list is in
 /// ascending order within each thread block's containers, as the separate
-/// enumeration's was within each warp's 32 containers: a kernel that took
-/// its place per container instead scrambled the list into pieces of 64
-/// blocks, and the do-alls of wa-tor and the game of life over it got 4 %
-/// slower. With the usual one or two containers per warp every block's
+/// enumeration's was within each warp's 32 containers. A place per
+/// container instead left the list in pieces of 64 blocks, and wa-tor and
+/// the game of life got 4 % slower, we think because their do-alls read
+/// neighbouring cells (bench/results/2026-11-26-h100-list-snapshot/). With
+/// the usual one or two containers per warp every block's
 /// snapshot has a lane of its own, as in SnapshotBlocks (the enumeration's
 /// one lane per container taking 64 snapshots one after another slowed the
 /// do-all over 2^20 objects 1.6x: bench/results/2026-11-25-h100-launches/);
