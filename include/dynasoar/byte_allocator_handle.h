@@ -225,6 +225,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   /// Throws OutOfMemory (and clears the flags) if a `new` failed, and
   /// std::logic_error if a `destroy` was given a pointer that is no live
   /// object of this heap (nothing was freed then) or the registry lost count.
+  /// Waits for the stream (the flags are copied behind everything queued).
   void check_errors() {
     const unsigned reg = registry_error();
     const bool pool_full = pool_.out_of_memory();

@@ -101,7 +101,7 @@ concept BackendHandle = requires(H& h, const H& ch, unsigned type) {
   typename H::Registry;   // its class model (model::ClassModel or a layout that extends it)
   { ch.device() } -> std::same_as<typename H::Allocator>;
   { ch.stream() } -> std::same_as<platform::Stream>;
-  h.check_errors();                                           // throws what the kernels flagged
+  h.check_errors();  // waits for everything queued on stream(), then throws what the kernels flagged
   { h.count_type(type) } -> std::same_as<std::uint64_t>;      // live objects of one class
   { h.type_statistics(type) } -> std::same_as<TypeStatistics>;  // occupancy of one class
 };
@@ -117,9 +117,7 @@ class HandleOps {
   template <class T, class... Args>
   void parallel_new(std::size_t n, Args&&... args) {
     parallel_new_async<T>(n, std::forward<Args>(args)...);
-    H& self = handle();
-    platform::synchronize(self.stream());
-    self.check_errors();
+    handle().check_errors();  // waits for the stream
   }
 
   /// parallel_new without waiting: queued on the handle's stream (the
@@ -196,7 +194,9 @@ class HandleOps {
   void run_do_all(Args&&... args) {
     H& self = handle();
     self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
-    platform::synchronize(self.stream());
+    // check_errors waits for the stream: its copy of the flags is queued
+    // behind the kernels, so the host waits once (a wait and then the copy
+    // were two round trips of the blocking call).
     self.check_errors();
   }
 

@@ -214,6 +214,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// Throws OutOfMemory if a `new` found the heap full, and std::logic_error
   /// if a `destroy` was given a pointer that is no live object of this heap
   /// (HeapState::deallocate; nothing was freed then). Clears the flags.
+  /// Waits for the stream (the flags are copied behind everything queued).
   void check_errors() {
     const unsigned e = read_error_flags();
     if (e == soa::kHeapOk) return;
