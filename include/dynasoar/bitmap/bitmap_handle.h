@@ -152,19 +152,20 @@ class BitmapHandle {
     return ref_.level_words(0) <= flat_scan_limit_ || ref_.levels() == 1;
   }
 
-  /// What enumerate(out, count) reads and writes where it takes one step,
-  /// for a caller that runs its own form of that step (the heap's block
-  /// list with its snapshot, soa_allocator_handle.h): the lowest level's
-  /// containers, the counter the set bits are to be counted into (zero) and
-  /// the counter to zero afterwards. Advances `count` as enumerate does;
-  /// queue the step before the next enumeration. Only where
-  /// enumerates_in_one_step() (throws std::logic_error otherwise).
+  /// What enumerate(out, count) reads and writes where it takes one step
+  /// (one_step()).
   struct OneStep {
     const word* words;          ///< the lowest level's containers
     std::size_t containers;     ///< how many
     bit_index* count;           ///< the (zero) counter of this enumeration
     bit_index* zero_after;      ///< AlternatingCount's other counter, to be zeroed
   };
+  /// For a caller that runs its own form of enumerate's single step (the
+  /// heap's block list with its snapshot, soa_allocator_handle.h): the
+  /// lowest level's containers, the counter the set bits are to be counted
+  /// into (zero) and the counter to zero afterwards. Advances `count` as
+  /// enumerate does; queue the step before the next enumeration. Only where
+  /// enumerates_in_one_step() (throws std::logic_error otherwise).
   OneStep one_step(AlternatingCount& count) const {
     if (!enumerates_in_one_step())
       throw std::logic_error("BitmapHandle::one_step: this bitmap takes several enumeration steps");
