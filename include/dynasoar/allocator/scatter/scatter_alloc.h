@@ -473,12 +473,16 @@ struct ScatterAlloc {
     const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
     const std::uint32_t n = pages_in(s);
     const std::uint32_t regions = (n + region_pages - 1) / region_pages;
+    // Region r of this super block is region first_region + r of the pool:
+    // one division per super block, not one per region visited (a search
+    // passes several full regions, and the division was a good part of
+    // each step: bench/results/2026-11-26-h100-scatter-profile/).
+    const std::uint32_t first_region = first / region_pages;
     std::uint32_t r = at.start / region_pages;
     for (std::uint32_t k = 0; k < regions; ++k) {
       const std::uint32_t lo = r * region_pages;
       const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
-      const std::int32_t full =
-          hints ? platform::atomic_load(&region_full[(first + lo) / region_pages]) : 0;
+      const std::int32_t full = hints ? platform::atomic_load(&region_full[first_region + r]) : 0;
       if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
         const std::uint32_t from = k == 0 || spread ? at.start % region_pages % len : 0;
         for (std::uint32_t i = 0; i < len; ++i) {
@@ -515,7 +519,10 @@ struct ScatterAlloc {
     // instead of an add and a give-back on its counter (two atomic round
     // trips on a word that every searcher of the page contends for). The
     // add of reserve() still decides; the load only saves it.
-    if (!unsplit && reserved >= spots_of(c)) return Grant{};
+    // reserved >= spots_of(c), without the division (the page loop's most
+    // expensive step besides its loads): floor(P / c) <= reserved exactly
+    // when P < (reserved + 1) * c.
+    if (!unsplit && (std::uint64_t{reserved} + 1) * c > kPageBytes) return Grant{};
     return reserve(q, c, want);
   }
 
