@@ -39,8 +39,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
-#include <cstdint>
 #include <exception>
 #include <limits>
 #include <memory>
@@ -131,27 +131,28 @@ class GangThread {
   GangThread& operator=(const GangThread&) = delete;
   ~GangThread() { stop_and_join(); }
 
-  /// Gives the idle thread a share of `gang`.
   void assign(Gang* gang, std::size_t first, std::size_t stride) {
-    gang_ = gang;
-    first_ = first;
-    stride_ = stride;
-    state_.store(kAssigned, std::memory_order_release);  // publishes the three fields
-    state_.notify_one();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      gang_ = gang;
+      first_ = first;
+      stride_ = stride;
+    }
+    wake_.notify_one();
   }
 
-  /// Returns once the share given by assign() is done.
   void wait_done() {
-    for (std::uint32_t s; (s = state_.load(std::memory_order_acquire)) == kAssigned;)
-      state_.wait(s, std::memory_order_acquire);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return gang_ == nullptr; });
   }
 
   void stop_and_join() {
     if (!thread_.joinable()) return;
-    // A share still running (not expected: callers wait for it) ends the
-    // thread after it is done; see loop().
-    state_.exchange(kStop, std::memory_order_acq_rel);
-    state_.notify_all();
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
     // exit() called from a task of this thread: it cannot join itself.
     if (thread_.get_id() == std::this_thread::get_id())
       thread_.detach();
@@ -160,36 +161,31 @@ class GangThread {
   }
 
  private:
-  // The thread sleeps on state_ (a futex through std::atomic::wait) rather
-  // than on a condition variable: with glibc's condition variables a caller
-  // once hung inside notify_one (pthread_cond_signal waiting in
-  // __condvar_quiesce_and_switch_g1 for a waiter that slept on the same
-  // variable) under a loaded host, which is the kind of hang glibc removed
-  // from its condition variables only in 2.41.
   void loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      std::uint32_t s = state_.load(std::memory_order_acquire);
-      while (s == kIdle) {
-        state_.wait(kIdle, std::memory_order_acquire);
-        s = state_.load(std::memory_order_acquire);
-      }
-      if (s == kStop) return;
-      gang_->run_share(first_, stride_);
-      // The gang may be gone once the caller sees kIdle; *this outlives the
-      // caller's wait (pool threads live on; a dedicated one is joined).
-      std::uint32_t expected = kAssigned;
-      const bool idle = state_.compare_exchange_strong(expected, kIdle, std::memory_order_acq_rel);
-      state_.notify_all();
-      if (!idle) return;  // stopped while running its share
+      wake_.wait(lock, [&] { return gang_ != nullptr || stop_; });
+      if (gang_ == nullptr) return;  // stopped while idle
+      Gang* const gang = gang_;
+      const std::size_t first = first_, stride = stride_;
+      lock.unlock();
+      gang->run_share(first, stride);
+      lock.lock();
+      gang_ = nullptr;  // the gang may be gone once the caller sees this
+      lock.unlock();
+      // After the unlock: *this outlives the caller's wait (pool threads live
+      // on; a dedicated one is joined, so this call returns first).
+      done_.notify_one();
+      lock.lock();
     }
   }
 
-  static constexpr std::uint32_t kIdle = 0;      // waiting for a share
-  static constexpr std::uint32_t kAssigned = 1;  // a share is assigned and not finished
-  static constexpr std::uint32_t kStop = 2;      // the thread is to end
-  std::atomic<std::uint32_t> state_{kIdle};
-  Gang* gang_ = nullptr;  // written before state_ becomes kAssigned, read after
+  std::mutex mutex_;
+  std::condition_variable wake_;  // the thread waits for a share or a stop
+  std::condition_variable done_;  // the caller waits for the share to finish
+  Gang* gang_ = nullptr;          // non-null while a share is assigned and not finished
   std::size_t first_ = 0, stride_ = 1;
+  bool stop_ = false;
   std::thread thread_;  // last: starts once the members above exist
 };
 
