@@ -212,6 +212,38 @@ TEST_P(BitmapSizeTest, AlternatingCountStartsFromZeroEveryCall) {
   }
 }
 
+// one_step() (the heap's own form of enumerate's single step): only where
+// enumerate takes one step; it names the lowest level, a zero counter and
+// the counter to zero, and advances the AlternatingCount as enumerate does,
+// so an enumerate after it counts from zero into the other counter.
+TEST(Bitmap, OneStepNamesTheLowestLevelAndAdvancesTheCount) {
+  const std::uint64_t n = std::uint64_t{1} << 16;  // 1024 containers at the lowest level, two levels
+  BitmapHandle bm(n);
+  ASSERT_GT(bm.levels(), 1);
+  AlternatingCount count(platform::Stream{});
+  EXPECT_TRUE(bm.enumerates_in_one_step());
+  bit_index* const first = count.get();
+  const BitmapHandle::OneStep step = bm.one_step(count);
+  EXPECT_EQ(step.words, bm.device().level_data(0));
+  EXPECT_EQ(step.containers, std::size_t{1024});
+  EXPECT_NE(step.count, first) << "counts into the counter that is not the current one";
+  EXPECT_EQ(step.zero_after, first) << "zeroes the previous count";
+  EXPECT_EQ(count.get(), step.count) << "the count now names the step's counter";
+  EXPECT_EQ(count.read(), 0u);
+
+  // enumerate after it: the other counter again, from zero.
+  bm.fill(BitmapHandle::Init::kAllSet);
+  platform::Buffer<bit_index> out(n);
+  bm.enumerate(out.data(), count);
+  EXPECT_EQ(count.get(), first);
+  EXPECT_EQ(count.read(), static_cast<bit_index>(n));
+
+  bm.set_flat_scan_limit(1);  // now several steps: one_step refuses
+  EXPECT_FALSE(bm.enumerates_in_one_step());
+  EXPECT_THROW(bm.one_step(count), std::logic_error);
+  EXPECT_EQ(count.get(), first) << "a refused call leaves the count as it was";
+}
+
 // Random sequences of every operation, checked step by step against the
 // model. set/clear are only issued where the model makes them legal (they
 // would wait forever otherwise), find results are checked for validity and

@@ -140,17 +140,13 @@ class BitmapHandle {
   /// the other one (AlternatingCount). Read the result through count.get()
   /// after this call.
   void enumerate(bit_index* out, AlternatingCount& count, Stream s = {}) const {
-    bit_index* const previous = count.slots_.data() + count.current_;
-    bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
-    enumerate_steps(out, next, previous, s);
-    count.current_ ^= 1u;
+    const Counters c = advance(count);
+    enumerate_steps(out, c.next, c.previous, s);
   }
 
   /// Whether enumerate() takes a single step here: the lowest level has at
   /// most flat_scan_limit() containers (or it is the only one).
-  bool enumerates_in_one_step() const {
-    return ref_.level_words(0) <= flat_scan_limit_ || ref_.levels() == 1;
-  }
+  bool enumerates_in_one_step() const { return first_step_level() == 0; }
 
   /// What enumerate(out, count) reads and writes where it takes one step
   /// (one_step()).
@@ -169,10 +165,8 @@ class BitmapHandle {
   OneStep one_step(AlternatingCount& count) const {
     if (!enumerates_in_one_step())
       throw std::logic_error("BitmapHandle::one_step: this bitmap takes several enumeration steps");
-    bit_index* const previous = count.slots_.data() + count.current_;
-    bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
-    count.current_ ^= 1u;
-    return {ref_.level_data(0), ref_.level_words(0), next, previous};
+    const Counters c = advance(count);
+    return {ref_.level_data(0), ref_.level_words(0), c.next, c.previous};
   }
 
   /// Default of flat_scan_limit(): 2^20 containers (8 MiB).
@@ -241,12 +235,32 @@ class BitmapHandle {
   }
 
  private:
+  // The level enumerate() reads in full: the lowest with at most
+  // flat_scan_limit() containers, or the top one.
+  int first_step_level() const {
+    int first = 0;
+    while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
+    return first;
+  }
+
+  // An AlternatingCount's counter for the next enumeration (zero) and the
+  // one that enumeration zeroes (the previous count); flips `count`.
+  struct Counters {
+    bit_index* next;
+    bit_index* previous;
+  };
+  static Counters advance(AlternatingCount& count) {
+    bit_index* const previous = count.slots_.data() + count.current_;
+    bit_index* const next = count.slots_.data() + (count.current_ ^ 1u);
+    count.current_ ^= 1u;
+    return {next, previous};
+  }
+
   // The steps of enumerate. `zero_last`: AlternatingCount's other counter,
   // which worker 0 of the last step zeroes; given, *out_count is known to
   // be 0 already, so a bitmap of one step needs no memset.
   void enumerate_steps(bit_index* out, bit_index* out_count, bit_index* zero_last, Stream s) const {
-    int first = 0;
-    while (ref_.level_words(first) > flat_scan_limit_ && first + 1 < ref_.levels()) ++first;
+    const int first = first_step_level();
     bit_index* const first_count = first == 0 ? out_count : counters_.data() + first;
     if (first != 0 || zero_last == nullptr) {
 #if DYNASOAR_CUDA
