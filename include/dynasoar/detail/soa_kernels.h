@@ -12,6 +12,7 @@
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
 #include "dynasoar/bitmap/bitmap.h"
+#include "dynasoar/bitmap/detail/bitmap_kernels.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
@@ -87,7 +88,7 @@ struct ListAndSnapshotBlocks {
   bit_index* blocks;
   /// Out: the number of entries (zero before the kernel).
   bit_index* count;
-  /// Zeroed by item 0 (AlternatingCount's other counter), or null.
+  /// Zeroed by item 0: AlternatingCount's other counter (BitmapHandle::one_step).
   bit_index* zero_after;
   /// The heap whose block headers get their snapshot.
   HeapState* state;
@@ -101,7 +102,7 @@ struct ListAndSnapshotBlocks {
     const auto lane = static_cast<unsigned>(i % 32);
     const auto warp_in_block = static_cast<unsigned>(i % kListThreads / 32);
     const warp::lane_mask everyone = warp::full_mask();
-    if (i == 0 && zero_after != nullptr) *zero_after = 0;
+    if (i == 0) *zero_after = 0;
     const std::size_t share = (containers + warps - 1) / warps;
     const std::size_t begin = i / 32 * share < containers ? i / 32 * share : containers;
     const std::size_t end = begin + share < containers ? begin + share : containers;
@@ -127,18 +128,11 @@ struct ListAndSnapshotBlocks {
       const Bitmap::word mine = base + lane < end ? words[base + lane] : 0;
       const auto bits = static_cast<bit_index>(platform::popc(mine));
       const bit_index inclusive = warp::inclusive_sum(bits);
-      for (warp::lane_mask pending = warp::ballot(everyone, mine != 0); pending != 0; pending &= pending - 1) {
-        const auto src = static_cast<unsigned>(platform::ctz(pending));
-        const Bitmap::word w = warp::shfl(everyone, mine, src);
-        const bit_index start = next + warp::shfl(everyone, inclusive, src) - static_cast<bit_index>(platform::popc(w));
-        const std::uint64_t first_block = static_cast<std::uint64_t>(base + src) * Bitmap::kWordBits;
-        for (unsigned b = lane; b < Bitmap::kWordBits; b += 32) {
-          if (((w >> b) & 1u) == 0) continue;
-          const auto block = static_cast<bit_index>(first_block + b);
-          blocks[start + platform::popc(w & platform::low_bits(b))] = block;
-          state->header(block)->iteration = state->live_slots(block, type);
-        }
-      }
+      dynasoar::detail::for_each_set_bit_by_container(
+          mine, static_cast<bit_index>(base + lane), next + inclusive - bits, [&](bit_index position, bit_index block) {
+            blocks[position] = block;
+            state->header(block)->iteration = state->live_slots(block, type);
+          });
       next += warp::shfl(everyone, inclusive, 31);
     }
   }

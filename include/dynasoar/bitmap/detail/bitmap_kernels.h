@@ -47,6 +47,34 @@ struct CountBits {
   }
 };
 
+/// The dense write of an enumeration (used by EnumerateLevel and by the
+/// heap's ListAndSnapshotBlocks): for each lane whose word `w` is not zero
+/// (the bits of container `container`, whose first entry goes to list
+/// position `start`), in lane order, the whole warp takes that word's set
+/// bits, lane b bits b, b + lanes, ..., and calls f(position, index) for
+/// each: the bit's list position (start plus its rank in the word) and its
+/// index in the level (container * kWordBits + b). Consecutive lanes get
+/// consecutive positions, so the list writes coalesce. Every lane of the
+/// warp must call this.
+template <class F>
+DYNASOAR_HD DYNASOAR_FORCEINLINE void for_each_set_bit_by_container(Bitmap::word w, bit_index container,
+                                                                    bit_index start, F&& f) {
+  namespace warp = platform::warp;
+  const unsigned lanes = warp::size(), lane = warp::lane_id();
+  const warp::lane_mask everyone = warp::full_mask();
+  for (warp::lane_mask pending = warp::ballot(everyone, w != 0); pending != 0; pending &= pending - 1) {
+    const unsigned src = static_cast<unsigned>(platform::ctz(pending));
+    const Bitmap::word cw = warp::shfl(everyone, w, src);
+    const bit_index first_position = warp::shfl(everyone, start, src);
+    const std::uint64_t first_index =
+        static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * Bitmap::kWordBits;
+    for (unsigned b = lane; b < Bitmap::kWordBits; b += lanes)
+      if ((cw >> b) & 1u)
+        f(first_position + static_cast<bit_index>(platform::popc(cw & platform::low_bits(b))),
+          static_cast<bit_index>(first_index + b));
+  }
+}
+
 /// One step of the hierarchical enumeration (paper Alg. 5): for each selected
 /// container of one level, append the positions of its set bits to `out` and
 /// count them in *out_count. The containers are either the first `all`
@@ -106,20 +134,8 @@ struct EnumerateLevel {
 
       if (warp_total >= lanes * (Bitmap::kWordBits / 2)) {
         // Dense: container by container, each lane writing the bits at its positions.
-        const bit_index my_start = warp_start + inclusive - bits;
-        for (warp::lane_mask pending = warp::ballot(everyone, w != 0); pending != 0;
-             pending &= pending - 1) {
-          const unsigned src = static_cast<unsigned>(platform::ctz(pending));
-          const Bitmap::word cw = warp::shfl(everyone, w, src);
-          const bit_index start = warp::shfl(everyone, my_start, src);
-          const std::uint64_t first =
-              static_cast<std::uint64_t>(warp::shfl(everyone, container, src)) * Bitmap::kWordBits;
-          for (unsigned b = lane; b < Bitmap::kWordBits; b += lanes) {
-            if ((cw >> b) & 1u)
-              out[start + platform::popc(cw & platform::low_bits(b))] =
-                  static_cast<bit_index>(first + b);
-          }
-        }
+        for_each_set_bit_by_container(w, container, warp_start + inclusive - bits,
+                                      [&](bit_index position, bit_index index) { out[position] = index; });
       } else {
         // Sparse: entry by entry. Source lane of entry j = number of lanes whose
         // inclusive prefix sum is <= j (prefix sums are non-decreasing).
