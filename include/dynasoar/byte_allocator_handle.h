@@ -254,10 +254,11 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   }
 
  private:
+  // The registry's error flags, copied into page-locked memory after
+  // everything queued before (as the heap's). Waits for the stream.
   unsigned registry_error() const {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
-    return e;
+    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
+    return *error_mirror_.get();
   }
 
   // Compacts the registry array of `type` and makes room for `extra` more
@@ -310,6 +311,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   platform::Buffer<void*> entries_[kNumTypes];
   platform::Buffer<void*> scratch_;
   platform::Buffer<unsigned> error_;
+  platform::PinnedValue<unsigned> error_mirror_;  // registry_error's destination
   platform::Buffer<unsigned long long> selected_;
   platform::PointerCompactor compactor_;
   double enumeration_seconds_ = 0;

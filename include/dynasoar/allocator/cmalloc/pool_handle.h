@@ -323,11 +323,11 @@ class PoolHandle {
   }
 
  private:
-  // The PoolError flags, copied to the host. Waits for the stream.
+  // The PoolError flags, copied into page-locked memory (a copy into
+  // pageable memory is staged through a driver buffer). Waits for the stream.
   unsigned error_flags() const {
-    unsigned e = 0;
-    error_.copy_to_host(&e, 1, 0, stream_);
-    return e;
+    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
+    return *error_mirror_.get();
   }
 
   std::uint64_t pool_address() const {
@@ -365,6 +365,7 @@ class PoolHandle {
   platform::Buffer<std::uint64_t> pool_;
   platform::Buffer<std::uint64_t> metadata_;  // a side table (SetsUpItsPool)
   platform::Buffer<unsigned> error_;
+  platform::PinnedValue<unsigned> error_mirror_;  // error_flags' destination
   platform::Buffer<std::uint32_t> offsets_;
   platform::Buffer<unsigned long long> counter_;
 };
