@@ -553,11 +553,36 @@ void bench_empty_do_all(dynasoar::bench::Csv& csv, const Options& o) {
       if (r >= 20) wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
     const dynasoar::bench::Timing host{median(wall), *std::min_element(wall.begin(), wall.end()), reps};
+    // Diagnostics of the two figures above (not targets): the host's time to
+    // queue the steps alone (the GPU waits for them between the events when
+    // it is idle), and the GPU time per parallel_do when ten are queued
+    // back to back (the GPU's own cost once the host runs ahead of it).
+    std::vector<double> enqueue;
+    for (int r = 0; r < 20 + reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      heap.parallel_do_async<Particle, &Particle::step>(dt);
+      const auto t1 = std::chrono::steady_clock::now();
+      dynasoar::platform::synchronize(heap.stream());
+      if (r >= 20) enqueue.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    const dynasoar::bench::Timing queue{median(enqueue), *std::min_element(enqueue.begin(), enqueue.end()), reps};
+    constexpr int kBackToBack = 10;
+    dynasoar::bench::Timing ten = dynasoar::bench::time_gpu(
+        [&] {
+          for (int i = 0; i < kBackToBack; ++i) heap.parallel_do_async<Particle, &Particle::step>(dt);
+        },
+        2, reps / 5, heap.stream().handle);
+    ten.median_ms /= kBackToBack;
+    ten.min_ms /= kBackToBack;
     const std::string note = "heap_bytes=" + std::to_string(heap_bytes);
     csv.line(row("empty_parallel_do", "gpu_events", heap.num_blocks(), 0, gpu, gpu.median_ms * 1e3, "us", 0,
                  note + " parallel_do_async between CUDA events"));
     csv.line(row("empty_parallel_do", "host_wall", heap.num_blocks(), 0, host, host.median_ms * 1e3, "us", 0,
                  note + " blocking parallel_do incl. sync and error check"));
+    csv.line(row("empty_parallel_do", "host_enqueue", heap.num_blocks(), 0, queue, queue.median_ms * 1e3, "us", 0,
+                 note + " parallel_do_async alone (diagnostic)"));
+    csv.line(row("empty_parallel_do", "gpu_events_10_queued", heap.num_blocks(), 0, ten, ten.median_ms * 1e3, "us",
+                 0, note + " ten parallel_do_async between CUDA events, per call (diagnostic)"));
   }
 }
 
