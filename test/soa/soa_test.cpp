@@ -236,6 +236,36 @@ TEST(SoaOps, ParallelNewDoCountDestroy) {
   EXPECT_GE(stats[0].blocks, static_cast<std::uint64_t>(n / 2 / 64));
 }
 
+// The do-all kernel's numbering of its threads (DoAll::spread): a
+// permutation of [0, threads) that keeps each warp's 32 numbers consecutive
+// and gives the first warps' worth of numbers to different thread blocks,
+// so a do-all over few objects reaches every multiprocessor.
+TEST(SoaKernels, DoAllSpreadsItsFirstWarpsOverThreadBlocks) {
+  using Kernel = dynasoar::soa::detail::DoAll<Small, &Small::bump, decltype(dynasoar::detail::pack_args(0)),
+                                              0, 64>;
+  constexpr std::size_t kBlock = dynasoar::soa::kDoAllBlockThreads;
+  for (std::size_t thread_blocks : {std::size_t{1}, std::size_t{3}, std::size_t{132}}) {
+    Kernel k{};
+    k.threads = thread_blocks * kBlock;
+    std::vector<char> seen(k.threads, 0);
+    for (std::size_t i = 0; i < k.threads; ++i) {
+      const std::size_t t = k.spread(i);
+      ASSERT_LT(t, k.threads);
+      EXPECT_EQ(seen[t], 0) << "number " << t << " given twice";
+      seen[t] = 1;
+      if (i % 32 != 0) {
+        EXPECT_EQ(t, k.spread(i - 1) + 1) << "a warp's numbers are consecutive";
+      }
+    }
+    // Numbers 0 .. 32 * thread_blocks - 1 (one warp's worth per thread block)
+    // lie in as many different thread blocks.
+    std::vector<char> block_used(thread_blocks, 0);
+    for (std::size_t i = 0; i < k.threads; ++i)
+      if (k.spread(i) < 32 * thread_blocks) block_used[i / kBlock] = 1;
+    EXPECT_EQ(std::count(block_used.begin(), block_used.end(), 1), static_cast<long>(thread_blocks));
+  }
+}
+
 TEST(SoaOps, ParallelDoOverSubclasses) {
   Handle heap(Handle::kBlockBytes * 256);
   heap.parallel_new<Circle>(500);

@@ -18,6 +18,19 @@
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/warp.h"
 
+namespace dynasoar::soa {
+/// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
+/// A do-all over few objects must still reach every multiprocessor: the
+/// kernel numbers its warps across thread blocks first (DoAll), so the first
+/// listed blocks land in different thread blocks whatever their size. 64-
+/// thread blocks did that by their number alone (256-thread blocks without
+/// the numbering left n-body on about 60 % of the multiprocessors;
+/// docs/history.md, "Do-all thread blocks"), but a device-sized grid of them
+/// is 4 224 thread blocks on an H100, launched by every do-all, even an
+/// empty one.
+inline constexpr unsigned kDoAllBlockThreads = 256;
+}  // namespace dynasoar::soa
+
 namespace dynasoar::soa::detail {
 
 /// The snapshot (paper Sec. 3.1): copies the allocation bitmaps of the
@@ -160,12 +173,14 @@ struct DoAll {
   const bit_index* blocks;
   /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
-  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity.
+  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity and of kDoAllBlockThreads.
   /// The method's arguments, copied into the kernel parameters.
   Pack args;
 
-  /// Thread t's share of the do-all: slot t % kCapacity of every stride-th listed block.
-  DYNASOAR_HD void operator()(std::size_t t) const {
+  /// Item i's share of the do-all: with t = spread(i), slot t % kCapacity
+  /// of every stride-th listed block.
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const std::size_t t = spread(i);
     const unsigned slot = static_cast<unsigned>(t % kCapacity);
     const std::size_t stride = threads / kCapacity;
     const std::size_t n = *count;
@@ -177,7 +192,21 @@ struct DoAll {
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
     }
   }
+
+  /// The thread number item i works as: warps are numbered across the
+  /// thread blocks of kDoAllBlockThreads first (warp w of block b is warp
+  /// w * blocks + b), so that the first listed blocks, all a small do-all
+  /// has, go to different thread blocks and so to every multiprocessor. A
+  /// warp keeps 32 consecutive numbers: its slots stay consecutive.
+  /// A permutation of [0, threads), since threads is a multiple of
+  /// kDoAllBlockThreads (SoaAllocatorHandle::do_all_threads).
+  DYNASOAR_HD std::size_t spread(std::size_t i) const {
+    const std::size_t thread_blocks = threads / kDoAllBlockThreads;
+    const std::size_t thread_block = i / kDoAllBlockThreads, within = i % kDoAllBlockThreads;
+    return ((within / 32) * thread_blocks + thread_block) * 32 + within % 32;
+  }
 };
+static_assert(kDoAllBlockThreads % 32 == 0, "DoAll::spread numbers whole warps");
 
 #if !DYNASOAR_CUDA
 /// The host build's do-all over the block list entries [begin, end) (one
