@@ -237,32 +237,36 @@ TEST(SoaOps, ParallelNewDoCountDestroy) {
 }
 
 // The do-all kernel's numbering of its threads (DoAll::spread): a
-// permutation of [0, threads) that keeps each warp's 32 numbers consecutive
-// and gives the first warps' worth of numbers to different thread blocks,
-// so a do-all over few objects reaches every multiprocessor.
-TEST(SoaKernels, DoAllSpreadsItsFirstWarpsOverThreadBlocks) {
+// permutation of [0, threads) that keeps the 64 threads of a heap block of
+// 64 slots consecutive and in one thread block, and gives the first heap
+// blocks to different thread blocks, so that a do-all over few objects
+// reaches every multiprocessor.
+TEST(SoaKernels, DoAllSpreadsItsFirstHeapBlocksOverThreadBlocks) {
   using Kernel = dynasoar::soa::detail::DoAll<Small, &Small::bump, decltype(dynasoar::detail::pack_args(0)),
                                               0, 64>;
   constexpr std::size_t kBlock = dynasoar::soa::kDoAllBlockThreads;
+  static_assert(Kernel::kSpreadUnit == 64, "a heap block of 64 slots is one unit");
   for (std::size_t thread_blocks : {std::size_t{1}, std::size_t{3}, std::size_t{132}}) {
     Kernel k{};
     k.threads = thread_blocks * kBlock;
     std::vector<char> seen(k.threads, 0);
+    std::vector<std::size_t> block_of_heap_block(k.threads / 64, k.threads);
     for (std::size_t i = 0; i < k.threads; ++i) {
       const std::size_t t = k.spread(i);
       ASSERT_LT(t, k.threads);
       EXPECT_EQ(seen[t], 0) << "number " << t << " given twice";
       seen[t] = 1;
-      if (i % 32 != 0) {
-        EXPECT_EQ(t, k.spread(i - 1) + 1) << "a warp's numbers are consecutive";
+      if (i % 64 != 0) {
+        EXPECT_EQ(t, k.spread(i - 1) + 1) << "a heap block's numbers are consecutive";
       }
+      std::size_t& b = block_of_heap_block[t / 64];
+      if (b == k.threads) b = i / kBlock;
+      EXPECT_EQ(b, i / kBlock) << "heap block " << t / 64 << " is split over thread blocks";
     }
-    // Numbers 0 .. 32 * thread_blocks - 1 (one warp's worth per thread block)
-    // lie in as many different thread blocks.
-    std::vector<char> block_used(thread_blocks, 0);
-    for (std::size_t i = 0; i < k.threads; ++i)
-      if (k.spread(i) < 32 * thread_blocks) block_used[i / kBlock] = 1;
-    EXPECT_EQ(std::count(block_used.begin(), block_used.end(), 1), static_cast<long>(thread_blocks));
+    // The first thread_blocks heap blocks lie in as many different thread blocks.
+    std::vector<char> used(thread_blocks, 0);
+    for (std::size_t h = 0; h < thread_blocks; ++h) used[block_of_heap_block[h]] = 1;
+    EXPECT_EQ(std::count(used.begin(), used.end(), 1), static_cast<long>(thread_blocks));
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <numeric>
 
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
@@ -21,13 +22,13 @@
 namespace dynasoar::soa {
 /// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
 /// A do-all over few objects must still reach every multiprocessor: the
-/// kernel numbers its warps across thread blocks first (DoAll), so the first
-/// listed blocks land in different thread blocks whatever their size. 64-
-/// thread blocks did that by their number alone (256-thread blocks without
-/// the numbering left n-body on about 60 % of the multiprocessors;
-/// docs/history.md, "Do-all thread blocks"), but a device-sized grid of them
-/// is 4 224 thread blocks on an H100, launched by every do-all, even an
-/// empty one.
+/// kernel numbers its heap blocks' groups of threads across thread blocks
+/// first (DoAll::spread), so the first listed blocks land in different
+/// thread blocks whatever their size. 64-thread blocks did that by their
+/// number alone (256-thread blocks without the numbering left n-body on
+/// about 60 % of the multiprocessors; docs/history.md, "Do-all thread
+/// blocks"), but a device-sized grid of them is 4 224 thread blocks on an
+/// H100, launched by every do-all, even an empty one.
 inline constexpr unsigned kDoAllBlockThreads = 256;
 }  // namespace dynasoar::soa
 
@@ -193,20 +194,28 @@ struct DoAll {
     }
   }
 
-  /// The thread number item i works as: warps are numbered across the
-  /// thread blocks of kDoAllBlockThreads first (warp w of block b is warp
-  /// w * blocks + b), so that the first listed blocks, all a small do-all
-  /// has, go to different thread blocks and so to every multiprocessor. A
-  /// warp keeps 32 consecutive numbers: its slots stay consecutive.
-  /// A permutation of [0, threads), since threads is a multiple of
+  /// Threads that spread() keeps together: the whole groups of threads that
+  /// work on one heap block (kCapacity rounded up to whole warps) where a
+  /// thread block holds a whole number of them, else single warps.
+  static constexpr std::size_t kSpreadUnit =
+      kDoAllBlockThreads % std::lcm(std::size_t{kCapacity}, std::size_t{32}) == 0
+          ? std::lcm(std::size_t{kCapacity}, std::size_t{32})
+          : 32;
+
+  /// The thread number item i works as: units of kSpreadUnit threads are
+  /// numbered across the thread blocks of kDoAllBlockThreads first (unit u
+  /// of block b is unit u * blocks + b), so that the first listed blocks,
+  /// all a small do-all has, go to different thread blocks and so to every
+  /// multiprocessor, while the threads of one heap block stay in one thread
+  /// block. A permutation of [0, threads), since threads is a multiple of
   /// kDoAllBlockThreads (SoaAllocatorHandle::do_all_threads).
   DYNASOAR_HD std::size_t spread(std::size_t i) const {
     const std::size_t thread_blocks = threads / kDoAllBlockThreads;
     const std::size_t thread_block = i / kDoAllBlockThreads, within = i % kDoAllBlockThreads;
-    return ((within / 32) * thread_blocks + thread_block) * 32 + within % 32;
+    return ((within / kSpreadUnit) * thread_blocks + thread_block) * kSpreadUnit + within % kSpreadUnit;
   }
 };
-static_assert(kDoAllBlockThreads % 32 == 0, "DoAll::spread numbers whole warps");
+static_assert(kDoAllBlockThreads % 32 == 0, "DoAll::spread keeps whole warps");
 
 #if !DYNASOAR_CUDA
 /// The host build's do-all over the block list entries [begin, end) (one
