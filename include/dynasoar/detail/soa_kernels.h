@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
 
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
@@ -153,6 +152,20 @@ struct ListAndSnapshotBlocks {
 };
 #endif
 
+/// DoAll::kSpreadUnit for a class of `capacity` slots: lcm(capacity, 32)
+/// where it divides kDoAllBlockThreads, else 32. (std::lcm is not
+/// constexpr in device code with every standard library.)
+constexpr std::size_t do_all_spread_unit(std::size_t capacity) {
+  std::size_t a = capacity, b = 32;
+  while (b != 0) {
+    const std::size_t r = a % b;
+    a = b;
+    b = r;
+  }
+  const std::size_t lcm = capacity / a * 32;
+  return kDoAllBlockThreads % lcm == 0 ? lcm : 32;
+}
+
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
 /// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
 /// consecutive threads work on consecutive slots of one block. The grid is
@@ -197,10 +210,7 @@ struct DoAll {
   /// Threads that spread() keeps together: the whole groups of threads that
   /// work on one heap block (kCapacity rounded up to whole warps) where a
   /// thread block holds a whole number of them, else single warps.
-  static constexpr std::size_t kSpreadUnit =
-      kDoAllBlockThreads % std::lcm(std::size_t{kCapacity}, std::size_t{32}) == 0
-          ? std::lcm(std::size_t{kCapacity}, std::size_t{32})
-          : 32;
+  static constexpr std::size_t kSpreadUnit = do_all_spread_unit(kCapacity);
 
   /// The thread number item i works as: units of kSpreadUnit threads are
   /// numbered across the thread blocks of kDoAllBlockThreads first (unit u
