@@ -27,8 +27,12 @@ namespace dynasoar::soa {
 /// number alone (256-thread blocks without the numbering left n-body on
 /// about 60 % of the multiprocessors; docs/history.md, "Do-all thread
 /// blocks"), but a device-sized grid of them is 4 224 thread blocks on an
-/// H100, launched by every do-all, even an empty one.
-inline constexpr unsigned kDoAllBlockThreads = 256;
+/// H100, launched by every do-all, even an empty one: 9.2 µs of GPU time per
+/// empty parallel_do in a 1 GiB heap against 6.8–7.8 µs with 128 threads
+/// (2 112 blocks). 256 threads saved more there (6.2–6.7 µs) but made the
+/// do-all over 2^24 objects 1.3× and wa-tor 9 % slower
+/// (bench/results/2026-11-26-h100-do-all-blocks/).
+inline constexpr unsigned kDoAllBlockThreads = 128;
 }  // namespace dynasoar::soa
 
 namespace dynasoar::soa::detail {
