@@ -28,6 +28,7 @@
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/layout.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
+#include "dynasoar/detail/soa_kernels.h"
 #include "dynasoar/model/type_list.h"
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
@@ -43,16 +44,6 @@
 
 namespace dynasoar {
 
-namespace soa {
-/// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
-/// Small blocks, because a do-all over few objects occupies only the first
-/// (objects / block size) blocks, and 256-thread blocks left most
-/// multiprocessors idle (n-body's bodies used about 60 % of them;
-/// docs/history.md, "Do-all thread blocks").
-/// Two warps per block still allow full occupancy on current GPUs (32
-/// resident blocks per multiprocessor).
-inline constexpr unsigned kDoAllBlockThreads = 64;
-}  // namespace soa
 
 template <class Alloc>
 class SoaAllocatorHandle;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -392,11 +393,14 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   // multiprocessor for wa-tor's 40-register updates, so no second wave) was
   // measured slower on wa-tor and the game of life (docs/history.md, "The
   // do-all gap").
+  // A multiple of kDoAllBlockThreads too (whole thread blocks: DoAll::spread
+  // permutes the threads of whole blocks).
   std::size_t do_all_threads(unsigned cap) const {
     const std::size_t want =
         platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
     const std::size_t needed = static_cast<std::size_t>(num_blocks_) * cap;
-    return std::max<std::size_t>(1, std::min(want, needed) / cap) * cap;
+    const std::size_t unit = std::lcm(std::size_t{cap}, std::size_t{soa::kDoAllBlockThreads});
+    return std::max<std::size_t>(1, std::min(want, needed) / unit) * unit;
   }
 
 #if !DYNASOAR_CUDA

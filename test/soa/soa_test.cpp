@@ -236,6 +236,40 @@ TEST(SoaOps, ParallelNewDoCountDestroy) {
   EXPECT_GE(stats[0].blocks, static_cast<std::uint64_t>(n / 2 / 64));
 }
 
+// The do-all kernel's numbering of its threads (DoAll::spread): a
+// permutation of [0, threads) that keeps the 64 threads of a heap block of
+// 64 slots consecutive and in one thread block, and gives the first heap
+// blocks to different thread blocks, so that a do-all over few objects
+// reaches every multiprocessor.
+TEST(SoaKernels, DoAllSpreadsItsFirstHeapBlocksOverThreadBlocks) {
+  using Kernel = dynasoar::soa::detail::DoAll<Small, &Small::bump, decltype(dynasoar::detail::pack_args(0)),
+                                              0, 64>;
+  constexpr std::size_t kBlock = dynasoar::soa::kDoAllBlockThreads;
+  static_assert(Kernel::kSpreadUnit == 64, "a heap block of 64 slots is one unit");
+  for (std::size_t thread_blocks : {std::size_t{1}, std::size_t{3}, std::size_t{132}}) {
+    Kernel k{};
+    k.threads = thread_blocks * kBlock;
+    std::vector<char> seen(k.threads, 0);
+    std::vector<std::size_t> block_of_heap_block(k.threads / 64, k.threads);
+    for (std::size_t i = 0; i < k.threads; ++i) {
+      const std::size_t t = k.spread(i);
+      ASSERT_LT(t, k.threads);
+      EXPECT_EQ(seen[t], 0) << "number " << t << " given twice";
+      seen[t] = 1;
+      if (i % 64 != 0) {
+        EXPECT_EQ(t, k.spread(i - 1) + 1) << "a heap block's numbers are consecutive";
+      }
+      std::size_t& b = block_of_heap_block[t / 64];
+      if (b == k.threads) b = i / kBlock;
+      EXPECT_EQ(b, i / kBlock) << "heap block " << t / 64 << " is split over thread blocks";
+    }
+    // The first thread_blocks heap blocks lie in as many different thread blocks.
+    std::vector<char> used(thread_blocks, 0);
+    for (std::size_t h = 0; h < thread_blocks; ++h) used[block_of_heap_block[h]] = 1;
+    EXPECT_EQ(std::count(used.begin(), used.end(), 1), static_cast<long>(thread_blocks));
+  }
+}
+
 TEST(SoaOps, ParallelDoOverSubclasses) {
   Handle heap(Handle::kBlockBytes * 256);
   heap.parallel_new<Circle>(500);

@@ -18,6 +18,23 @@
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/warp.h"
 
+namespace dynasoar::soa {
+/// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
+/// A do-all over few objects must still reach every multiprocessor: the
+/// kernel numbers its heap blocks' groups of threads across thread blocks
+/// first (DoAll::spread), so the first listed blocks land in different
+/// thread blocks whatever their size. 64-thread blocks did that by their
+/// number alone (256-thread blocks without the numbering left n-body on
+/// about 60 % of the multiprocessors; docs/history.md, "Do-all thread
+/// blocks"), but a device-sized grid of them is 4 224 thread blocks on an
+/// H100, launched by every do-all, even an empty one: 9.2 µs of GPU time per
+/// empty parallel_do in a 1 GiB heap against 6.8–7.8 µs with 128 threads
+/// (2 112 blocks). 256 threads saved more there (6.2–6.7 µs) but made the
+/// do-all over 2^24 objects 1.3× and wa-tor 9 % slower
+/// (bench/results/2026-11-26-h100-do-all-blocks/).
+inline constexpr unsigned kDoAllBlockThreads = 128;
+}  // namespace dynasoar::soa
+
 namespace dynasoar::soa::detail {
 
 /// The snapshot (paper Sec. 3.1): copies the allocation bitmaps of the
@@ -139,6 +156,20 @@ struct ListAndSnapshotBlocks {
 };
 #endif
 
+/// DoAll::kSpreadUnit for a class of `capacity` slots: lcm(capacity, 32)
+/// where it divides kDoAllBlockThreads, else 32. (std::lcm is not
+/// constexpr in device code with every standard library.)
+constexpr std::size_t do_all_spread_unit(std::size_t capacity) {
+  std::size_t a = capacity, b = 32;
+  while (b != 0) {
+    const std::size_t r = a % b;
+    a = b;
+    b = r;
+  }
+  const std::size_t lcm = capacity / a * 32;
+  return kDoAllBlockThreads % lcm == 0 ? lcm : 32;
+}
+
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
 /// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
 /// consecutive threads work on consecutive slots of one block. The grid is
@@ -160,12 +191,14 @@ struct DoAll {
   const bit_index* blocks;
   /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
-  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity.
+  std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity and of kDoAllBlockThreads.
   /// The method's arguments, copied into the kernel parameters.
   Pack args;
 
-  /// Thread t's share of the do-all: slot t % kCapacity of every stride-th listed block.
-  DYNASOAR_HD void operator()(std::size_t t) const {
+  /// Item i's share of the do-all: with t = spread(i), slot t % kCapacity
+  /// of every stride-th listed block.
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const std::size_t t = spread(i);
     const unsigned slot = static_cast<unsigned>(t % kCapacity);
     const std::size_t stride = threads / kCapacity;
     const std::size_t n = *count;
@@ -177,7 +210,26 @@ struct DoAll {
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
     }
   }
+
+  /// Threads that spread() keeps together: the whole groups of threads that
+  /// work on one heap block (kCapacity rounded up to whole warps) where a
+  /// thread block holds a whole number of them, else single warps.
+  static constexpr std::size_t kSpreadUnit = do_all_spread_unit(kCapacity);
+
+  /// The thread number item i works as: units of kSpreadUnit threads are
+  /// numbered across the thread blocks of kDoAllBlockThreads first (unit u
+  /// of block b is unit u * blocks + b), so that the first listed blocks,
+  /// all a small do-all has, go to different thread blocks and so to every
+  /// multiprocessor, while the threads of one heap block stay in one thread
+  /// block. A permutation of [0, threads), since threads is a multiple of
+  /// kDoAllBlockThreads (SoaAllocatorHandle::do_all_threads).
+  DYNASOAR_HD std::size_t spread(std::size_t i) const {
+    const std::size_t thread_blocks = threads / kDoAllBlockThreads;
+    const std::size_t thread_block = i / kDoAllBlockThreads, within = i % kDoAllBlockThreads;
+    return ((within / kSpreadUnit) * thread_blocks + thread_block) * kSpreadUnit + within % kSpreadUnit;
+  }
 };
+static_assert(kDoAllBlockThreads % 32 == 0, "DoAll::spread keeps whole warps");
 
 #if !DYNASOAR_CUDA
 /// The host build's do-all over the block list entries [begin, end) (one
