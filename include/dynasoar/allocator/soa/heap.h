@@ -227,13 +227,16 @@ struct HeapState {
     const bool rotate = options.rotate;
     int looks = 0;
     // Not in the paper: after a claim on a block found in the active bitmap
-    // failed (others filled it first), the next round takes a fresh block
-    // rather than searching again. With 2^20 threads allocating at once,
-    // a warp's leader searched the active bitmap about six times per
-    // allocation, most of them ending on a block that had just been filled
-    // (bench/results/2026-11-26-h100-alloc-profile/). One loss per
-    // allocation is allowed before the shortcut, so a heap with partly
-    // filled blocks still fills them first.
+    // failed (others filled it first), a group that wants at least half a
+    // block takes a fresh block in the next round rather than searching
+    // again. With 2^20 threads allocating at once, a warp's leader searched
+    // the active bitmap about six times per allocation, most of them ending
+    // on a block that had just been filled
+    // (bench/results/2026-11-26-h100-alloc-profile/). Smaller groups keep
+    // searching: taking fresh blocks for them too left wa-tor 6 % and the
+    // game of life 9 % slower, we think from the partly filled blocks
+    // (bench/results/2026-11-26-h100-alloc-fresh/).
+    const bool large = 2 * wanted >= cap;
     bool lost = false;
     for (;; seed = rotate ? platform::mix64(seed + 1) : 0) {
       block = kNoBit;
@@ -265,7 +268,7 @@ struct HeapState {
       }
       got = claim_slots(block, type, wanted, seed);
       if (got != 0) return;
-      lost = lost || searched;
+      lost = lost || (searched && large);
     }
   }
 
