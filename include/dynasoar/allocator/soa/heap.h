@@ -226,10 +226,23 @@ struct HeapState {
     // Without rotation every thread searches from the same position (seed 0).
     const bool rotate = options.rotate;
     int looks = 0;
+    // Not in the paper: after a claim on a block found in the active bitmap
+    // failed (others filled it first), a group that wants at least half a
+    // block takes a fresh block in the next round rather than searching
+    // again. With 2^20 threads allocating at once, a warp's leader searched
+    // the active bitmap about six times per allocation, most of them ending
+    // on a block that had just been filled
+    // (bench/results/2026-11-26-h100-alloc-profile/). Smaller groups keep
+    // searching: taking fresh blocks for them too left wa-tor 6 % and the
+    // game of life 9 % slower, we think from the partly filled blocks
+    // (bench/results/2026-11-26-h100-alloc-fresh/).
+    const bool large = 2 * wanted >= cap;
+    bool lost = false;
     for (;; seed = rotate ? platform::mix64(seed + 1) : 0) {
       block = kNoBit;
-      for (int r = 0; r < options.active_retries && block == kNoBit; ++r)
+      for (int r = 0; r < options.active_retries && block == kNoBit && !lost; ++r)
         block = active[type].try_find_set(rotate ? seed + static_cast<std::uint64_t>(r) : 0);
+      const bool searched = block != kNoBit;
       if (block == kNoBit) block = initialize_block(type, cap, seed);
       // No free block: before reporting the heap full, read level 0 of the
       // active blocks, which the searches above may have missed (they give
@@ -255,6 +268,7 @@ struct HeapState {
       }
       got = claim_slots(block, type, wanted, seed);
       if (got != 0) return;
+      lost = lost || (searched && large);
     }
   }
 
