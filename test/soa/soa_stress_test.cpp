@@ -252,6 +252,66 @@ TEST(SoaStress, HeapFilledToTheLastSlotNeverReportsFull) {
 }
 
 
+// Workers that reserve slots the way a warp's leader does for a group of
+// `wanted` requests (HeapState::reserve_for_group, the step after match_any):
+// each records the block and the slots it got. With wanted at least half a
+// block, a lost claim sends the next round to a fresh block
+// (docs/design/heap.md, "Allocation"); a host build's groups are single
+// threads, so only this test reaches that path there.
+struct ReserveForGroups {
+  StressAlloc alloc;
+  unsigned wanted;
+  int calls;                  // per worker
+  std::uint64_t* blocks;      // [w * calls + c]: the block, or kNoBit
+  dynasoar::soa::word* slots; // [w * calls + c]: the slots reserved
+  std::size_t workers_wanted;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    dynasoar::soa::HeapState* st = alloc.state();
+    constexpr unsigned tiny = StressAlloc::type_id<Tiny>();
+    std::uint64_t seed = dynasoar::platform::mix64(w + 1);
+    for (int c = 0; c < calls; ++c) {
+      dynasoar::bit_index block = dynasoar::kNoBit;
+      dynasoar::soa::word got = 0;
+      st->reserve_for_group(tiny, 64, wanted, seed, block, got);
+      blocks[w * static_cast<std::size_t>(calls) + static_cast<std::size_t>(c)] = block;
+      slots[w * static_cast<std::size_t>(calls) + static_cast<std::size_t>(c)] = got;
+      seed = dynasoar::platform::mix64(seed + 1);
+    }
+  }
+};
+
+TEST(SoaStress, GroupsOfHalfABlockGetDisjointSlotsUnderContention) {
+  constexpr bool gpu = dynasoar::platform::kCudaBuild;
+  const std::size_t workers = gpu ? 16384 : 8;
+  const int calls = gpu ? 4 : 300;
+  constexpr unsigned kWanted = 32;  // half of Tiny's 64 slots
+  // Room for every request in whole blocks, and a quarter more.
+  const std::size_t blocks = workers * static_cast<std::size_t>(calls) * kWanted / 64 * 5 / 4 + 8;
+  Handle heap(Handle::kBlockBytes * blocks);
+  const std::size_t n = workers * static_cast<std::size_t>(calls);
+  Buffer<std::uint64_t> block_of(n);
+  Buffer<dynasoar::soa::word> slots_of(n);
+  dynasoar::platform::parallel_workers(
+      workers, ReserveForGroups{heap.device(), kWanted, calls, block_of.data(), slots_of.data(), workers});
+  dynasoar::platform::synchronize();
+  const std::vector<std::uint64_t> b = block_of.to_vector();
+  const std::vector<dynasoar::soa::word> g = slots_of.to_vector();
+  std::vector<dynasoar::soa::word> taken(heap.num_blocks(), 0);
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_NE(b[i], static_cast<std::uint64_t>(dynasoar::kNoBit)) << "request " << i << " found no slot";
+    ASSERT_LT(b[i], heap.num_blocks());
+    ASSERT_NE(g[i], 0u) << "request " << i << " got no slot";
+    ASSERT_LE(static_cast<unsigned>(dynasoar::platform::popc(g[i])), kWanted);
+    ASSERT_EQ(taken[b[i]] & g[i], 0u) << "a slot of block " << b[i] << " was reserved twice";
+    taken[b[i]] |= g[i];
+    total += static_cast<std::uint64_t>(dynasoar::platform::popc(g[i]));
+  }
+  EXPECT_EQ(heap.count<Tiny>(), total);
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+}
+
 // --- The contention scenarios of App. A, step by step --------------------------------
 //
 // A thread that allocates first selects a block in the active bitmap, then
