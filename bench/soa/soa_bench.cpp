@@ -36,7 +36,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -545,27 +544,15 @@ void bench_empty_do_all(dynasoar::bench::Csv& csv, const Options& o) {
     const float dt = 0.01f;
     const dynasoar::bench::Timing gpu = dynasoar::bench::time_gpu(
         [&] { heap.parallel_do_async<Particle, &Particle::step>(dt); }, 20, reps, heap.stream().handle);
-    std::vector<double> wall;
-    for (int r = 0; r < 20 + reps; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      heap.parallel_do<Particle, &Particle::step>(dt);
-      const auto t1 = std::chrono::steady_clock::now();
-      if (r >= 20) wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
-    const dynasoar::bench::Timing host{median(wall), *std::min_element(wall.begin(), wall.end()), reps};
+    const dynasoar::bench::Timing host = dynasoar::bench::time_host(
+        [&] { heap.parallel_do<Particle, &Particle::step>(dt); }, [] {}, 20, reps);
     // Diagnostics of the two figures above (not targets): the host's time to
     // queue the steps alone (the GPU waits for them between the events when
     // it is idle), and the GPU time per parallel_do when ten are queued
     // back to back (the GPU's own cost once the host runs ahead of it).
-    std::vector<double> enqueue;
-    for (int r = 0; r < 20 + reps; ++r) {
-      const auto t0 = std::chrono::steady_clock::now();
-      heap.parallel_do_async<Particle, &Particle::step>(dt);
-      const auto t1 = std::chrono::steady_clock::now();
-      dynasoar::platform::synchronize(heap.stream());
-      if (r >= 20) enqueue.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    }
-    const dynasoar::bench::Timing queue{median(enqueue), *std::min_element(enqueue.begin(), enqueue.end()), reps};
+    const dynasoar::bench::Timing queue = dynasoar::bench::time_host(
+        [&] { heap.parallel_do_async<Particle, &Particle::step>(dt); },
+        [&] { dynasoar::platform::synchronize(heap.stream()); }, 20, reps);
     constexpr int kBackToBack = 10;
     dynasoar::bench::Timing ten = dynasoar::bench::time_gpu(
         [&] {

@@ -57,6 +57,23 @@ Timing time_gpu(const Launch& launch, int warmup, int reps, cudaStream_t stream 
   return {median(ms), *std::min_element(ms.begin(), ms.end()), reps};
 }
 
+/// Times `run` by the host's wall clock: `warmup` untimed runs, then `reps`
+/// timed ones; after each, `settle()` runs untimed (a wait for the work
+/// that `run` only queued, say). Median and minimum.
+template <class Run, class Settle>
+Timing time_host(const Run& run, const Settle& settle, int warmup, int reps) {
+  if (reps < 1) throw std::invalid_argument("time_host: reps must be at least 1");
+  std::vector<double> ms;
+  for (int r = 0; r < warmup + reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    const auto t1 = std::chrono::steady_clock::now();
+    settle();
+    if (r >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return {median(ms), *std::min_element(ms.begin(), ms.end()), reps};
+}
+
 /// "2026-11-23T10:00:00Z"
 inline std::string utc_now() {
   const std::time_t t = std::time(nullptr);

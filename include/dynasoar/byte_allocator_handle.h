@@ -73,8 +73,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     }
     types_ = platform::Buffer<registry::TypeEntries>(kNumTypes);
     types_.copy_from_host(host.data(), kNumTypes, 0, s);
-    error_ = platform::Buffer<unsigned>(1);
-    error_.zero(s);
+    error_.reset(s);
     selected_ = platform::Buffer<unsigned long long>(1);
     platform::synchronize(s);
   }
@@ -230,7 +229,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     const unsigned reg = registry_error();
     const bool pool_full = pool_.out_of_memory();
     if (reg == 0 && !pool_full) return;
-    error_.zero(stream_);
+    error_.clear(stream_);
     pool_.clear_errors();  // waits for the stream
     if ((reg & registry::kRegistryBadFree) != 0)
       throw std::logic_error(
@@ -254,12 +253,8 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   }
 
  private:
-  // The registry's error flags, copied into page-locked memory after
-  // everything queued before (as the heap's). Waits for the stream.
-  unsigned registry_error() const {
-    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
-    return *error_mirror_.get();
-  }
+  // The registry's error flags after everything queued. Waits for the stream.
+  unsigned registry_error() const { return error_.read(stream_); }
 
   // Compacts the registry array of `type` and makes room for `extra` more
   // entries (growing the array when it is over half full); returns the
@@ -310,8 +305,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   platform::Buffer<registry::TypeEntries> types_;
   platform::Buffer<void*> entries_[kNumTypes];
   platform::Buffer<void*> scratch_;
-  platform::Buffer<unsigned> error_;
-  platform::PinnedValue<unsigned> error_mirror_;  // registry_error's destination
+  platform::ErrorFlags error_;  // registry flags
   platform::Buffer<unsigned long long> selected_;
   platform::PointerCompactor compactor_;
   double enumeration_seconds_ = 0;

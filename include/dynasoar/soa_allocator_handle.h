@@ -102,8 +102,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     host.blocks = base;
     host.block_bytes = kBlockBytes;
     host.options = options.heap;
-    error_ = platform::Buffer<unsigned>(1);
-    error_.zero(s);
+    error_.reset(s);
     host.error = error_.data();
     initializing_ = platform::Buffer<unsigned>(1);
     initializing_.zero(s);
@@ -210,16 +209,16 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   std::uint64_t allocated_blocks() const { return num_blocks_ - free_blocks_->count(stream_); }
 
   /// True if a `new` found the heap full since the last check.
-  bool out_of_memory() const { return (read_error_flags() & soa::kHeapOutOfMemory) != 0; }
+  bool out_of_memory() const { return (error_.read(stream_) & soa::kHeapOutOfMemory) != 0; }
 
   /// Throws OutOfMemory if a `new` found the heap full, and std::logic_error
   /// if a `destroy` was given a pointer that is no live object of this heap
   /// (HeapState::deallocate; nothing was freed then). Clears the flags.
   /// Waits for the stream (the flags are copied behind everything queued).
   void check_errors() {
-    const unsigned e = read_error_flags();
+    const unsigned e = error_.read(stream_);
     if (e == soa::kHeapOk) return;
-    error_.zero(stream_);
+    error_.clear(stream_);
     platform::synchronize(stream_);
     const std::string also_full =
         (e & soa::kHeapOutOfMemory) != 0 ? " The heap also ran out of memory." : "";
@@ -422,13 +421,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 
-  // The heap's error flags (soa::kHeap*), copied into page-locked memory
-  // after everything queued before. Waits for the stream.
-  unsigned read_error_flags() const {
-    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
-    return *error_mirror_.get();
-  }
-
   std::vector<soa::BlockHeader> read_headers() const {
     platform::Buffer<soa::BlockHeader> headers(num_blocks_);
     platform::parallel_for(num_blocks_, soa::detail::GatherHeaders{state_.data(), headers.data()}, stream_);
@@ -439,8 +431,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   bit_index num_blocks_ = 0;
   platform::Buffer<std::uint64_t> heap_;
   platform::Buffer<soa::HeapState> state_;
-  platform::Buffer<unsigned> error_;
-  platform::PinnedValue<unsigned> error_mirror_;  // read_error_flags' destination
+  platform::ErrorFlags error_;  // soa::kHeap* flags
   platform::Buffer<unsigned> initializing_;  // HeapState::initializing
   std::unique_ptr<BitmapHandle> free_blocks_;
   std::unique_ptr<BitmapHandle> allocated_[kNumTypes];

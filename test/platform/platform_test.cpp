@@ -400,6 +400,27 @@ TEST(PinnedValue, ReceivesACopyAndMoves) {
   EXPECT_EQ(*v.get(), 7u);
 }
 
+// Kernels raise flags in an ErrorFlags word; the host reads them behind the
+// queued work and clears them.
+struct RaiseFlag {
+  unsigned* flags;
+  unsigned flag;
+  DYNASOAR_HD void operator()(std::size_t) const { platform::atomic_fetch_or(flags, flag); }
+};
+
+TEST(ErrorFlags, KernelsRaiseWhatTheHostReadsAndClears) {
+  platform::ErrorFlags e;
+  const platform::Stream s{};
+  e.reset(s);
+  ASSERT_NE(e.data(), nullptr);
+  EXPECT_EQ(e.read(s), 0u) << "zeroed by reset";
+  platform::parallel_for(64, RaiseFlag{e.data(), 2u}, s);
+  platform::parallel_for(1, RaiseFlag{e.data(), 8u}, s);
+  EXPECT_EQ(e.read(s), 10u);
+  e.clear(s);
+  EXPECT_EQ(e.read(s), 0u);
+}
+
 // --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------
 
 // Every worker arrives, then waits until all have: possible only if all run

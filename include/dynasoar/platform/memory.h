@@ -202,4 +202,34 @@ class PinnedValue {
   T* value_ = nullptr;
 };
 
+/// A word of error flags that kernels raise (atomic or into data()) and the
+/// host reads: the device word and its page-locked mirror, which read()
+/// copies into behind everything queued on the stream. One class serves the
+/// heap's, the pools' and the registry's flags.
+class ErrorFlags {
+ public:
+  /// The page-locked mirror only; reset() makes the device word (handles
+  /// set it up in their constructor bodies, on their stream).
+  ErrorFlags() = default;
+  /// Makes the device word, zeroed in the order of `s`.
+  void reset(Stream s) {
+    word_ = Buffer<unsigned>(1);
+    word_.zero(s);
+  }
+
+  /// The device word the kernels raise flags in.
+  unsigned* data() const { return word_.data(); }
+  /// The flags as they are after everything queued on `s`; waits for `s`.
+  unsigned read(Stream s) const {
+    word_.copy_to_host(mirror_.get(), 1, 0, s);
+    return *mirror_.get();
+  }
+  /// Clears every flag, in the order of `s` (does not wait).
+  void clear(Stream s) { word_.zero(s); }
+
+ private:
+  Buffer<unsigned> word_;
+  PinnedValue<unsigned> mirror_;
+};
+
 }  // namespace dynasoar::platform

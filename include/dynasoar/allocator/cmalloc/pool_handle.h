@@ -144,8 +144,7 @@ class PoolHandle {
     if (granules < 4)
       throw std::invalid_argument(std::string(Alloc::kName) + ": a pool of " +
                                   std::to_string(bytes) + " bytes is too small");
-    error_ = platform::Buffer<unsigned>(1);
-    error_.zero(s);
+    error_.reset(s);
     alloc_.error = error_.data();
     if constexpr (!Alloc::kDeviceHeap) {
       pool_ = platform::Buffer<std::uint64_t>(granules * 2);  // 16 bytes per granule
@@ -295,7 +294,7 @@ class PoolHandle {
 
   /// Clears the out-of-memory flag (after the caller has reported it).
   void clear_errors() {
-    error_.zero(stream_);
+    error_.clear(stream_);
     platform::synchronize(stream_);
   }
 
@@ -323,12 +322,8 @@ class PoolHandle {
   }
 
  private:
-  // The PoolError flags, copied into page-locked memory (a copy into
-  // pageable memory is staged through a driver buffer). Waits for the stream.
-  unsigned error_flags() const {
-    error_.copy_to_host(error_mirror_.get(), 1, 0, stream_);
-    return *error_mirror_.get();
-  }
+  // The PoolError flags after everything queued. Waits for the stream.
+  unsigned error_flags() const { return error_.read(stream_); }
 
   std::uint64_t pool_address() const {
     if constexpr (Alloc::kDeviceHeap)
@@ -364,8 +359,7 @@ class PoolHandle {
   PreSplit plan_{};
   platform::Buffer<std::uint64_t> pool_;
   platform::Buffer<std::uint64_t> metadata_;  // a side table (SetsUpItsPool)
-  platform::Buffer<unsigned> error_;
-  platform::PinnedValue<unsigned> error_mirror_;  // error_flags' destination
+  platform::ErrorFlags error_;  // PoolError flags
   platform::Buffer<std::uint32_t> offsets_;
   platform::Buffer<unsigned long long> counter_;
 };
