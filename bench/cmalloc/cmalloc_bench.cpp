@@ -14,6 +14,14 @@
 //    free with probability 0.75 when holding something. Pool of 2 GiB.
 // 3. registers: registers of a kernel with one allocation and one free per
 //    thread (the paper's Table 1, uncoalesced column).
+// 5. magnify: paper 002's Fig. 2 microbenchmark, for the throughput
+//    magnification of XMalloc over the allocator under it. 2^20 worker
+//    threads each allocate an int, write it and free it, in one launch; 1,
+//    2, 4, ..., 32 workers per warp (the other lanes idle). A fresh pool
+//    for each count: the first launch meets empty queues, as the paper's
+//    heap was initially empty (cold_ms in the notes); the median is of the
+//    launches after it. XMallocOnCudaMalloc is XMalloc in front of CUDA's
+//    malloc, the paper's set-up.
 // 4. fill: 1 024 threads request 72 bytes (backend_bench's 64-byte object
 //    and its header) until malloc returns nullptr, in a fresh 64 MiB pool
 //    (--fill-mib: other sizes, to show how the time grows with the pool):
@@ -31,8 +39,8 @@
 // fell back to one walk per lane, and merges of the frees. The counters are
 // atomics and slow the launches down: time with cmalloc_bench.
 //
-// Usage: cmalloc_bench [--quick] [--csv FILE] [--only survey|generic|registers|fill]...
-//                      [--allocator NAME]...
+// Usage: cmalloc_bench [--quick] [--csv FILE] [--only survey|generic|registers|fill|magnify]...
+//                      [--allocator NAME]... [--case NAME]... (survey cases)
 //                      [--heaps-per-sm N]... (multi-offset survey pools; default 1)
 //                      [--fill-mib 4|8|16|32|64]... (pools of the fill; default 64)
 #include <cuda_runtime.h>
@@ -46,6 +54,7 @@
 #include <vector>
 
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/xmalloc/xmalloc.h"
 #include "dynasoar/backend.h"
 #include "bench/support/gpu_bench.h"
 
@@ -132,6 +141,24 @@ __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
   }
 }
 
+// Paper 002's Fig. 2: the first `per_warp` lanes of each warp are workers
+// (of `workers` in all); each allocates an int, writes it and frees it.
+template <class Alloc>
+__global__ void worker_kernel(Alloc a, unsigned per_warp, std::size_t workers,
+                              unsigned long long* failed) {
+  const std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto lane = static_cast<unsigned>(t % 32);
+  const std::size_t worker = t / 32 * per_warp + lane;
+  if (lane >= per_warp || worker >= workers) return;
+  auto* p = static_cast<volatile int*>(a.malloc(sizeof(int)));
+  if (p == nullptr) {
+    atomicAdd(failed, 1ull);
+    return;
+  }
+  *p = static_cast<int>(worker);
+  a.free(const_cast<int*>(p));
+}
+
 // Allocates `bytes` until malloc returns nullptr (or `limit` times).
 template <class Alloc>
 __global__ void fill_kernel(Alloc a, std::uint64_t bytes, int limit, unsigned long long* made) {
@@ -168,11 +195,11 @@ void reset_stats() {}
 std::string stats_notes(std::uint64_t) { return ""; }
 #endif
 
-// Times `launch` once untimed; then reps times (3 if the first run took over
-// 100 ms, 1 if it took over 2 s, so a collapsing allocator does not stall
-// the whole benchmark).
+// Times `launch` once untimed (its time in *first, if given); then reps
+// times (3 if the first run took over 100 ms, 1 if it took over 2 s, so a
+// collapsing allocator does not stall the whole benchmark).
 Timing time_adaptive(const std::function<void()>& launch, const std::function<void()>& between,
-                     int reps) {
+                     int reps, double* first = nullptr) {
   cudaEvent_t a, b;
   DYNASOAR_CUDA_CHECK(cudaEventCreate(&a));
   DYNASOAR_CUDA_CHECK(cudaEventCreate(&b));
@@ -186,6 +213,7 @@ Timing time_adaptive(const std::function<void()>& launch, const std::function<vo
     float t = 0;
     DYNASOAR_CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
     if (r == 0) {
+      if (first != nullptr) *first = t;
       if (t > 100.0f) reps = std::min(reps, 3);
       if (t > 2000.0f) reps = 1;
       continue;
@@ -206,6 +234,7 @@ std::string row(const std::string& bench, const std::string& impl, const std::st
 
 struct Options {
   bool quick = false;
+  dynasoar::bench::Selection cases;               // survey cases (--case)
   std::vector<unsigned> heaps_per_processor{1};  // survey of the multi-offset variants
   std::vector<unsigned> fill_mib{64};             // pool sizes of the fill
 };
@@ -280,6 +309,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
   };
   for (const Case c : {Case{"16B_per_thread", 16, false}, Case{"16B_per_warp", 16, true},
                        Case{"1KiB_per_thread", 1024, false}, Case{"1KiB_per_warp", 1024, true}}) {
+    if (!o.cases.wants(c.name)) continue;
     PoolHandle<Alloc> pool(kPool, v.options);
     const std::size_t threads = c.per_warp ? n * 32 : n;
     failed.zero();
@@ -291,6 +321,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
       }
     };
     bool have = false;  // ptrs hold live allocations
+    double first_ms = 0;
     const Timing alloc = time_adaptive(
         [&] {
           alloc_kernel<<<grid_for(threads), kThreadsPerBlock>>>(pool.device(), ptrs.data(), c.bytes,
@@ -302,10 +333,11 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
           reset_stats();
           have = true;
         },
-        o.quick ? 3 : 10);
+        o.quick ? 3 : 10, &first_ms);
     const unsigned long long f = failed.to_vector()[0];
     std::string notes = "failed=" + std::to_string(f) + " pool=" + std::to_string(pool.bytes());
-    csv.line(row("survey_malloc", name, c.name, n, alloc, notes + stats_notes(n)));
+    csv.line(row("survey_malloc", name, c.name, n, alloc,
+                 notes + " first_ms=" + fmt(first_ms, "%.5f") + stats_notes(n)));
     if constexpr (Alloc::kCanFree) {
       // ptrs hold the last timed launch's allocations: time freeing them,
       // then allocate again untimed for the next round.
@@ -407,6 +439,34 @@ void registers(dynasoar::bench::Csv& csv) {
   }
 }
 
+// --- 5. paper 002's magnification ------------------------------------------------------------
+
+template <class Alloc>
+void magnify(dynasoar::bench::Csv& csv, const Options& o) {
+  if constexpr (Alloc::kCanFree) {
+    constexpr std::uint64_t kPool = std::uint64_t{4} << 30;  // the survey's (CUDA's heap is sized once)
+    const std::size_t workers = std::size_t{1} << 20;
+    dynasoar::platform::Buffer<unsigned long long> failed(1);
+    for (const unsigned per_warp : {1u, 2u, 4u, 8u, 16u, 32u}) {
+      if (o.quick && per_warp != 1 && per_warp != 32) continue;
+      PoolHandle<Alloc> pool(kPool);  // fresh: empty queues
+      failed.zero();
+      const std::size_t threads = (workers + per_warp - 1) / per_warp * 32;
+      double cold = 0;
+      const Timing t = time_adaptive(
+          [&] {
+            worker_kernel<<<grid_for(threads), kThreadsPerBlock>>>(pool.device(), per_warp, workers,
+                                                                   failed.data());
+          },
+          [] {}, o.quick ? 3 : 5, &cold);
+      csv.line(row("magnify", Alloc::kName, std::to_string(per_warp) + "_per_warp", workers, t,
+                   "cold_ms=" + fmt(cold, "%.5f") +
+                       " failed=" + std::to_string(failed.to_vector()[0])));
+      pool.clear_errors();  // failures are counted per row
+    }
+  }
+}
+
 // --- 4. fill to exhaustion ------------------------------------------------------------------
 
 template <class Alloc>
@@ -446,15 +506,21 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
   std::fprintf(stderr, "cmalloc_bench: %s\n", Alloc::kName);
   if (only.wants("registers")) registers<Alloc>(csv);
   if (only.wants("survey")) survey<Alloc>(csv, o);
+  if (only.wants("magnify")) magnify<Alloc>(csv, o);
   if (only.wants("generic")) generic<Alloc>(csv, o);
   if (only.wants("fill"))
     for (const unsigned mib : o.fill_mib) fill<Alloc>(csv, mib);
 }
 
-// Every raw allocator of dynasoar/backend_list.h, by kName.
+// Every raw allocator of dynasoar/backend_list.h, and XMalloc in front of
+// CUDA's malloc (paper 002's set-up, no back end of its own).
+using Benched = dynasoar::model::Concat<dynasoar::backend::RawAllocators,
+                                        dynasoar::model::TypeList<dynasoar::xmalloc::XMallocOnCudaMalloc>>;
+
+// Their kNames.
 std::vector<std::string> raw_allocator_names() {
   std::vector<std::string> names;
-  dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{},
+  dynasoar::model::for_each_type(Benched{},
                                  [&](auto a) { names.push_back(decltype(a)::type::kName); });
   return names;
 }
@@ -463,15 +529,17 @@ std::vector<std::string> raw_allocator_names() {
 
 int main(int argc, char** argv) {
   dynasoar::bench::Args args;
-  dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers", "fill"}, {}};
+  dynasoar::bench::Selection only{"--only", {"survey", "generic", "registers", "fill", "magnify"}, {}};
   dynasoar::bench::Selection allocators{
       "--allocator",
       raw_allocator_names(),
       {}};
   dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
   dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64"}, {}};
-  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &heaps, &fill_mib})) return 2;
   Options o;
+  o.cases = {"--case", {"16B_per_thread", "16B_per_warp", "1KiB_per_thread", "1KiB_per_warp"}, {}};
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &o.cases, &heaps, &fill_mib}))
+    return 2;
   o.quick = args.quick;
   if (!heaps.chosen.empty()) {
     o.heaps_per_processor.clear();
@@ -495,11 +563,12 @@ int main(int argc, char** argv) {
                               "the register count in ns_per_op's place"},
                              "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
     // CUDA's device heap is sized once, before its first allocating kernel:
-    // it goes first, with the largest pool.
+    // it goes first, with the largest pool, and XMalloc in front of it next.
     run_all<CudaMalloc>(csv, o, only, allocators);
+    run_all<dynasoar::xmalloc::XMallocOnCudaMalloc>(csv, o, only, allocators);
     dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{}, [&](auto a) {
       using Alloc = typename decltype(a)::type;
-      if constexpr (!std::is_same_v<Alloc, CudaMalloc>) run_all<Alloc>(csv, o, only, allocators);
+      if constexpr (!Alloc::kDeviceHeap) run_all<Alloc>(csv, o, only, allocators);
     });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cmalloc_bench: %s\n", e.what());

@@ -214,15 +214,23 @@ class CMallocConformance : public ::testing::Test {
     if (!platform::kCudaBuild) return 16;
     return test::under_sanitizer() ? 1024 : 8192;
   }
-  // CUDA's device heap cannot grow once a kernel has allocated: size it for
-  // the suite's largest pool before the first test does.
-  static void SetUpTestSuite() {
-    if constexpr (std::is_same_v<Alloc, CudaMalloc>) PoolHandle<CudaMalloc> largest(kSec6PoolBytes);
-  }
 };
 
-// Every raw allocator of dynasoar/backend_list.h (the back ends marked `raw`).
-using Allocators = test::GTestTypes<backend::RawAllocators>::type;
+// CUDA's device heap cannot grow once a kernel has allocated: it is sized
+// for the largest pool of this program before any test runs, whichever
+// test of CudaMalloc or XMallocOnCudaMalloc (xmalloc_test.cpp) comes first.
+class SizeDeviceHeap : public ::testing::Environment {
+ public:
+  void SetUp() override { PoolHandle<CudaMalloc> largest(kSec6PoolBytes); }
+};
+[[maybe_unused]] ::testing::Environment* const kSizeDeviceHeap =
+    ::testing::AddGlobalTestEnvironment(new SizeDeviceHeap);
+
+// Every raw allocator of dynasoar/backend_list.h (the back ends marked
+// `raw`), and XMalloc in front of CUDA's malloc (paper 002's set-up; no back
+// end of its own).
+using Allocators = test::GTestTypes<
+    model::Concat<backend::RawAllocators, model::TypeList<xmalloc::XMallocOnCudaMalloc>>>::type;
 struct AllocatorNames {
   template <class T>
   static std::string GetName(int) {

@@ -40,7 +40,8 @@ DYNASOAR_HD bool underlying_holds(const ScatterAlloc& s, std::uint64_t address) 
 }
 
 // Blocks in all queues of class k.
-DYNASOAR_HD std::uint64_t queued_in_class(const XMalloc& a, std::uint32_t k) {
+template <class A>
+DYNASOAR_HD std::uint64_t queued_in_class(const A& a, std::uint32_t k) {
   std::uint64_t n = 0;
   for (std::uint32_t q = 0; q < a.queues; ++q) n += a.queue_size(a.queue_of(k, q));
   return n;
@@ -941,6 +942,102 @@ TEST(CMallocXMalloc, ExhaustionIsReportedAndQueuedBlocksServeOtherSizesAfterward
   const std::vector<std::uint64_t> b = big.to_vector();
   EXPECT_EQ(std::count(b.begin(), b.end(), 0u), 0) << "the emptied pool did not serve 2000 bytes";
   EXPECT_NO_THROW(pool.check_errors());
+}
+
+// --- in front of CUDA's malloc (the paper's set-up) ----------------------------------------
+
+// One thread makes kN single-piece blocks, frees them (into the queues),
+// makes kN again, and reads where the blocks lay and how many were queued.
+struct QueuedOnDeviceHeap {
+  XMallocOnCudaMalloc a;
+  std::uint64_t* out;
+  static constexpr int kN = 5;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    void* p[kN];
+    for (int i = 0; i < kN; ++i) {
+      p[i] = a.malloc(16);
+      out[i] = XMallocOnCudaMalloc::block_of(p[i]);
+    }
+    for (int i = 0; i < kN; ++i) a.free(p[i]);
+    out[2 * kN] = queued_in_class(a, class_of(kHeaderBytes + 16));
+    for (int i = 0; i < kN; ++i) {
+      p[i] = a.malloc(16);
+      out[kN + i] = XMallocOnCudaMalloc::block_of(p[i]);
+    }
+    out[2 * kN + 1] = queued_in_class(a, class_of(kHeaderBytes + 16));
+    out[2 * kN + 2] = platform::atomic_load(a.anchor);
+    for (int i = 0; i < kN; ++i) a.free(p[i]);
+  }
+};
+
+// The blocks a pool on CUDA's device heap takes from CUDA's malloc go to
+// its queues when freed and serve the next requests from there (Sec. 5.2,
+// the buffering that magnifies the underlying allocator); the first queued
+// block fixes the anchor of the queues' block numbers. A block more than
+// 32 GiB from it goes back to CUDA's malloc instead: on the GPU the device
+// heap is one reservation and every block is queued; the C library's
+// malloc of a host build may serve a thread from arenas farther apart.
+TEST(CMallocXMallocOnCudaMalloc, FreedBlocksServeTheNextRequestsFromTheQueues) {
+  PoolHandle<XMallocOnCudaMalloc> pool(std::uint64_t{8} << 20);
+  constexpr int kN = QueuedOnDeviceHeap::kN;
+  Buffer<std::uint64_t> out(2 * kN + 3);
+  out.zero();
+  run_one(1, QueuedOnDeviceHeap{pool.device(), out.data()});
+  const std::vector<std::uint64_t> o = out.to_vector();
+  std::vector<std::uint64_t> first(o.begin(), o.begin() + kN), second(o.begin() + kN, o.begin() + 2 * kN);
+  EXPECT_EQ(std::count(first.begin(), first.end(), 0u), 0) << "CUDA's malloc served no block";
+  const std::uint64_t anchor = o[2 * kN + 2];
+  ASSERT_NE(anchor, 0u) << "queuing a block fixes the anchor";
+  std::vector<std::uint64_t> numbered;
+  for (const std::uint64_t b : first)
+    if (b >= anchor && (b - anchor) / kAlignment < (std::uint64_t{1} << 32)) numbered.push_back(b);
+  if (platform::kCudaBuild)
+    EXPECT_EQ(numbered.size(), static_cast<std::size_t>(kN)) << "a block lies outside the window";
+  EXPECT_EQ(o[2 * kN], numbered.size()) << "every block with a number was queued, and no other";
+  EXPECT_EQ(o[2 * kN + 1], 0u) << "the second requests took every queued block";
+  for (const std::uint64_t b : numbered)
+    EXPECT_NE(std::find(second.begin(), second.end(), b), second.end())
+        << "a queued block did not serve the second requests";
+  EXPECT_NO_THROW(pool.check_errors());
+}
+
+// number_of on addresses that are no blocks (arithmetic only): the first
+// fixes the anchor 32 GiB below itself; blocks within 32 GiB above or below
+// it get numbers, those farther away get none (and would go straight back
+// to CUDA's malloc).
+struct NumberAround {
+  XMallocOnCudaMalloc a;
+  std::uint64_t first;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t) const {
+    constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+    const std::uint64_t at[5] = {first, first + 31 * kGiB, first - 31 * kGiB, first + 33 * kGiB,
+                                 first - 33 * kGiB};
+    for (int i = 0; i < 5; ++i) {
+      std::uint32_t n = 0;
+      out[2 * i] = a.number_of(at[i], n) ? 1u : 0u;
+      out[2 * i + 1] = n;
+    }
+    out[10] = platform::atomic_load(a.anchor);
+  }
+};
+
+TEST(CMallocXMallocOnCudaMalloc, NumbersBlocksWithin32GiBOfTheFirstQueued) {
+  PoolHandle<XMallocOnCudaMalloc> pool(std::uint64_t{8} << 20);
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  const std::uint64_t first = std::uint64_t{1} << 44;  // 16 TiB: far from address 0
+  Buffer<std::uint64_t> out(11);
+  run_one(1, NumberAround{pool.device(), first, out.data()});
+  const std::vector<std::uint64_t> o = out.to_vector();
+  EXPECT_EQ(o[10], first - 32 * kGiB) << "the anchor lies 32 GiB below the first block";
+  EXPECT_EQ(o[0], 1u);
+  EXPECT_EQ(o[1], 32 * kGiB / kAlignment);
+  EXPECT_EQ(o[2], 1u) << "31 GiB above";
+  EXPECT_EQ(o[3], 63 * kGiB / kAlignment);
+  EXPECT_EQ(o[4], 1u) << "31 GiB below";
+  EXPECT_EQ(o[5], 1 * kGiB / kAlignment);
+  EXPECT_EQ(o[6], 0u) << "33 GiB above is outside the window";
+  EXPECT_EQ(o[8], 0u) << "33 GiB below is outside the window";
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <concepts>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -93,6 +94,13 @@ struct WriteChunks {  // the pre-split headers, one chunk per index
     if (k == 0) alloc.init_sentinel();
   }
 };
+template <class Alloc>
+struct DrainQueue {  // one queue's blocks back to the device heap
+  Alloc alloc;
+  DYNASOAR_HD void operator()(std::size_t q) const {
+    alloc.drain_queue(static_cast<std::uint32_t>(q));
+  }
+};
 }  // namespace detail
 
 /// Owns the pool of one allocator of the CMalloc family (`Alloc`: AtomicMalloc,
@@ -108,10 +116,10 @@ class PoolHandle {
   /// for a pool the allocator cannot address or pre-split.
   explicit PoolHandle(std::uint64_t bytes, PoolOptions options = {}, Stream s = {}) : stream_(s) {
     const std::uint64_t granules = take_pool(bytes, s);
-    if constexpr (Alloc::kDeviceHeap) {
-      device_heap_bytes_ = reserve_device_heap(bytes);
-    } else if constexpr (SetsUpItsPool<Alloc>) {
+    if constexpr (SetsUpItsPool<Alloc>) {
       attach(granules, Alloc::options_from(options), s);
+    } else if constexpr (Alloc::kDeviceHeap) {
+      device_heap_bytes_ = reserve_device_heap(bytes);
     } else {
       set_up_pool(granules, options, s);
     }
@@ -134,7 +142,18 @@ class PoolHandle {
   /// only be destroyed or assigned to. Host only; not while kernels run.
   PoolHandle(PoolHandle&&) noexcept = default;
   /// Frees this pool, then takes over `other`'s (see the move constructor).
-  PoolHandle& operator=(PoolHandle&&) noexcept = default;
+  PoolHandle& operator=(PoolHandle&& other) noexcept {
+    if (this != &other) {
+      std::destroy_at(this);
+      std::construct_at(this, std::move(other));
+    }
+    return *this;
+  }
+  /// Frees the pool. An allocator on CUDA's device heap that keeps blocks
+  /// of it aside (XMallocOnCudaMalloc's queues) gives them back first: the
+  /// heap outlives the pool. Allocations still live stay in the heap, as
+  /// they would with CudaMalloc.
+  ~PoolHandle() { give_back_held_blocks(); }
 
  private:
   // The error flag and (but for CUDA's device heap) the pool's memory;
@@ -153,10 +172,12 @@ class PoolHandle {
     return granules;
   }
 
-  // The zeroed side table of an allocator that sets up its own pool.
+  // The zeroed side table of an allocator that sets up its own pool (on
+  // CUDA's device heap: of the heap's bytes, once it is sized).
   template <class Options>
   void attach(std::uint64_t granules, const Options& options, Stream s) {
-    const std::uint64_t bytes = granules * kAlignment;
+    std::uint64_t bytes = granules * kAlignment;
+    if constexpr (Alloc::kDeviceHeap) bytes = device_heap_bytes_ = reserve_device_heap(bytes);
     const std::uint64_t words = Alloc::metadata_words(bytes, options);
     metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
     metadata_.zero(s);
@@ -324,6 +345,19 @@ class PoolHandle {
  private:
   // The PoolError flags after everything queued. Waits for the stream.
   unsigned error_flags() const { return error_.read(stream_); }
+
+  // See the destructor. Nothing for a moved-from pool (no side table).
+  void give_back_held_blocks() noexcept {
+    if constexpr (Alloc::kDeviceHeap && SetsUpItsPool<Alloc>) {
+      if (metadata_.size() == 0) return;
+      try {
+        platform::parallel_for(static_cast<std::size_t>(alloc_.queue_count()),
+                               detail::DrainQueue<Alloc>{alloc_}, stream_);
+        platform::synchronize(stream_);
+      } catch (...) {  // a destructor must not throw; the blocks stay in CUDA's heap
+      }
+    }
+  }
 
   std::uint64_t pool_address() const {
     if constexpr (Alloc::kDeviceHeap)

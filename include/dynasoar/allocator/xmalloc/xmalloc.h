@@ -1,7 +1,17 @@
 // XMalloc (Huang, Rodrigues, Jones, Buck and Hwu, "Scalable SIMD-parallel
-// memory allocation for many-core machines"; paper 002) in front of our
-// ScatterAlloc, behind the raw API of the CMalloc family: malloc(bytes) and
-// free(p) in device and host code, 16-byte aligned memory, an error flag.
+// memory allocation for many-core machines"; paper 002) in front of an
+// underlying allocator, behind the raw API of the CMalloc family:
+// malloc(bytes) and free(p) in device and host code, 16-byte aligned
+// memory, an error flag. Two underlying allocators are provided:
+//
+//  - XMalloc, the back end: in front of our ScatterAlloc, on a pool of its
+//    own (the pool is the underlying allocator's, the queues' block numbers
+//    count from its start).
+//  - XMallocOnCudaMalloc: in front of CUDA's device malloc, the paper's own
+//    set-up (Sec. 3: it magnifies the CUDA SDK's allocator). Blocks lie
+//    wherever CUDA puts them; the queues number them from an anchor that the
+//    first queued block fixes (XMallocOn::number_of), and a block too far
+//    from it for a 32-bit number goes straight back to CUDA's malloc.
 //
 // Two stages in front of the underlying allocator, as in the paper:
 //
@@ -57,7 +67,9 @@
 // is): the queue probes (kQueueProbes), the move of an old tail into its
 // slot (kMoveAttempts, then the enqueue reports contention), the drain (the
 // queues' capacity) and the retries after a drain (kReclaimRounds). The
-// underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h).
+// underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h);
+// CUDA's malloc gives no such statement, and XMallocOnCudaMalloc inherits
+// what it does.
 // The lanes of a group meet only right after the match_any that formed it
 // (shuffle, __syncwarp), and the one lane of a group that works while the
 // others wait (the leader taking a block) runs no warp-synchronous code
@@ -70,8 +82,10 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
@@ -122,8 +136,28 @@ DYNASOAR_HD inline std::uint32_t class_of(std::uint32_t bytes) {
   return bytes <= (3u << (top - 1)) ? 2 * (top - 5) + 1 : 2 * (top - 4);
 }
 
+/// What XMallocOn needs to know of an underlying allocator: its settings
+/// (none for CUDA's malloc) and the names of the combination.
+template <class Under>
+struct UnderlyingTraits;
+template <>
+struct UnderlyingTraits<scatter::ScatterAlloc> {
+  using Options = scatter::Options;
+  static constexpr const char* kName = "XMalloc";
+  static constexpr const char* kBackend = "xmalloc";
+};
+/// CUDA's device malloc has no settings of its own.
+struct NoUnderlyingOptions {};
+template <>
+struct UnderlyingTraits<cmalloc::CudaMalloc> {
+  using Options = NoUnderlyingOptions;
+  static constexpr const char* kName = "XMallocOnCudaMalloc";
+  static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";
+};
+
 /// Settings of an XMalloc pool, read when the pool is made.
-struct Options {
+template <class UnderOptions>
+struct BasicOptions {
   /// Queues (buffers) per size class (Sec. 5.2 uses 16 on a GPU of 15
   /// multiprocessors; many more spread the warps of a large GPU so that few
   /// meet on one queue). Rounded down to a power of two.
@@ -134,10 +168,13 @@ struct Options {
   /// Serve the lanes of a warp that ask for the same size with one block
   /// (Sec. 5.1). Off: a block per request (the paper's "no coalescing").
   bool coalesce = true;
-  /// The settings of the underlying ScatterAlloc. Its `coalesce` is not
-  /// used: XMalloc asks it on its one-lane path (see XMalloc::attach).
-  scatter::Options underlying{};
+  /// The settings of the underlying allocator (ScatterAlloc's; its
+  /// `coalesce` is not used: XMalloc asks it on its one-lane path, see
+  /// XMallocOn::attach).
+  UnderOptions underlying{};
 };
+/// The settings of XMalloc over ScatterAlloc.
+using Options = BasicOptions<scatter::Options>;
 
 /// The queues of a pool: per class, `queues` FIFOs of `slots` messages.
 struct Geometry {
@@ -145,22 +182,26 @@ struct Geometry {
   std::uint32_t slots = 2;   ///< per queue, a power of two
 };
 
-/// XMalloc's device allocator: trivially copyable, passed to kernels by
-/// value (cmalloc::PoolHandle<XMalloc>::device()). Its fields are public for
-/// the handle and for tests that inspect the queues and headers.
-struct XMalloc {
+/// XMalloc's device allocator in front of `Under` (scatter::ScatterAlloc or
+/// cmalloc::CudaMalloc): trivially copyable, passed to kernels by value
+/// (cmalloc::PoolHandle<...>::device()). Its fields are public for the
+/// handle and for tests that inspect the queues and headers.
+template <class Under>
+struct XMallocOn {
   /// Name used in error messages.
-  static constexpr const char* kName = "XMalloc";
-  /// Name of the back end (CMake's DYNASOAR_BACKEND).
-  static constexpr const char* kBackend = "xmalloc";
+  static constexpr const char* kName = UnderlyingTraits<Under>::kName;
+  /// Name of the combination (CMake's DYNASOAR_BACKEND for XMalloc).
+  static constexpr const char* kBackend = UnderlyingTraits<Under>::kBackend;
   /// True: free() returns pieces to their blocks and blocks to the queues.
   static constexpr bool kCanFree = true;
   /// False: no chunk list of the circular allocators.
   static constexpr bool kCircular = false;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
+  /// As the underlying allocator: over ScatterAlloc the pool is a buffer
+  /// owned by PoolHandle; over CUDA's malloc it is CUDA's device heap (and
+  /// PoolHandle still gives the queues their side table).
+  static constexpr bool kDeviceHeap = Under::kDeviceHeap;
   /// The settings PoolHandle passes to metadata_words and attach.
-  using Options = xmalloc::Options;
+  using Options = BasicOptions<typename UnderlyingTraits<Under>::Options>;
 
   /// Outcomes of one queue operation.
   enum Outcome : unsigned {
@@ -170,25 +211,26 @@ struct XMalloc {
     kContended,  ///< another thread changed the queue meanwhile
   };
 
-  std::uint64_t mem;            ///< address of the pool (16-byte aligned)
-  std::uint64_t bytes;          ///< bytes of the pool
-  scatter::ScatterAlloc under;  ///< the underlying allocator, on the same pool
-  std::uint64_t* heads;         ///< per queue 4 words: head number, tail message, 2 unused
-  std::uint64_t* messages;      ///< per queue `slots` messages
-  std::uint32_t queues;         ///< queues per class (a power of two)
-  std::uint32_t slots;          ///< messages per queue (a power of two)
-  bool coalesce;                ///< see Options::coalesce
-  unsigned* error;              ///< cmalloc::PoolError flags
+  std::uint64_t mem;       ///< address of the pool (16-byte aligned); 0 on the device heap
+  std::uint64_t bytes;     ///< bytes of the pool (of the device heap)
+  Under under;             ///< the underlying allocator, on the same pool
+  std::uint64_t* anchor;   ///< device heap: where block number 0 lies (0 until fixed)
+  std::uint64_t* heads;    ///< per queue 4 words: head number, tail message, 2 unused
+  std::uint64_t* messages; ///< per queue `slots` messages
+  std::uint32_t queues;    ///< queues per class (a power of two)
+  std::uint32_t slots;     ///< messages per queue (a power of two)
+  bool coalesce;           ///< see Options::coalesce
+  unsigned* error;         ///< cmalloc::PoolError flags
 
   // --- set-up (host) ------------------------------------------------------------------
 
   /// The settings of a pool made from the handle's cmalloc::PoolOptions:
-  /// its `coalesce`, and its `scatter` for the underlying allocator.
+  /// its `coalesce`, and its `scatter` for an underlying ScatterAlloc.
   template <class PoolOptions>
   static Options options_from(const PoolOptions& po) {
     Options o;
     o.coalesce = po.coalesce;
-    o.underlying = po.scatter;
+    if constexpr (kOnScatter) o.underlying = po.scatter;
     return o;
   }
 
@@ -208,21 +250,23 @@ struct XMalloc {
   }
 
   /// 64-bit words of side table for a pool of `bytes`: the underlying
-  /// allocator's, its error word, and the queues. PoolHandle allocates them
-  /// zeroed, which is a valid state: every queue empty.
+  /// allocator's, its error word, the anchor, and the queues. PoolHandle
+  /// allocates them zeroed, which is a valid state: every queue empty, no
+  /// anchor yet.
   static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
     const Geometry g = geometry(bytes, o);
     const std::uint64_t queues = std::uint64_t{kClasses} * g.queues;
-    return scatter::ScatterAlloc::metadata_words(bytes, o.underlying) + 1 + 4 * queues +
-           queues * g.slots;
+    return underlying_words(bytes, o) + 2 + 4 * queues + queues * g.slots;
   }
 
-  /// Points the allocator at a pool of `bytes` at `pool` and at its zeroed
-  /// side table `meta` (metadata_words long). Host only. Throws
-  /// std::invalid_argument for a pool of less than one page, over 64 GiB
-  /// (32-bit block numbers in the queues), or settings ScatterAlloc refuses.
+  /// Points the allocator at a pool of `bytes` at `pool` (over CUDA's
+  /// malloc: pool 0 and the device heap's bytes) and at its zeroed side
+  /// table `meta` (metadata_words long). Host only. Throws
+  /// std::invalid_argument for a pool of less than one page, a pool of
+  /// ScatterAlloc over 64 GiB (32-bit block numbers in the queues), or
+  /// settings ScatterAlloc refuses.
   ///
-  /// The underlying ScatterAlloc runs without warp coalescing, whatever
+  /// An underlying ScatterAlloc runs without warp coalescing, whatever
   /// `o.underlying.coalesce` says. Only the leader of a coalesced group asks
   /// it, from a branch that the rest of the group waits behind, at the
   /// shuffle that hands the block over. ScatterAlloc's coalesced path would
@@ -232,29 +276,40 @@ struct XMalloc {
   /// divergent branch, the one place where the lanes of a mask could be at
   /// different synchronising calls. The one-lane path has no warp
   /// intrinsic, and it costs little: one request per group, not per lane.
+  /// (CUDA's malloc is one-lane code already.)
   void attach(std::uint64_t pool, std::uint64_t pool_bytes, std::uint64_t* meta, const Options& o) {
     const std::string name = kName;
     if (pool_bytes < scatter::kPageBytes)
       throw std::invalid_argument(name + ": a pool of " + std::to_string(pool_bytes) +
                                   " bytes is too small; it needs at least one page of " +
                                   std::to_string(scatter::kPageBytes) + " bytes");
-    if (pool_bytes / kAlignment > 0xFFFFFFFFull)
+    if (kOnScatter && pool_bytes / kAlignment > 0xFFFFFFFFull)
       throw std::invalid_argument(name + ": at most 64 GiB (32-bit block numbers)");
-    const std::uint64_t under_words =
-        scatter::ScatterAlloc::metadata_words(pool_bytes, o.underlying);
-    scatter::Options underlying = o.underlying;
-    underlying.coalesce = false;
-    under.attach(pool, pool_bytes, meta, underlying);
+    const std::uint64_t under_words = underlying_words(pool_bytes, o);
+    if constexpr (kOnScatter) {
+      scatter::Options underlying = o.underlying;
+      underlying.coalesce = false;
+      under.attach(pool, pool_bytes, meta, underlying);
+    }
+    // The underlying allocator's out-of-memory flag is a word of its own:
+    // XMalloc drains its queues and asks again before it raises the pool's.
     under.error = reinterpret_cast<unsigned*>(meta + under_words);
     const Geometry g = geometry(pool_bytes, o);
     mem = pool;
     bytes = pool_bytes;
     queues = g.queues;
     slots = g.slots;
-    heads = meta + under_words + 1;
+    anchor = meta + under_words + 1;
+    heads = meta + under_words + 2;
     messages = heads + 4 * std::uint64_t{kClasses} * queues;
     coalesce = o.coalesce;
   }
+
+  /// The queues of all classes. When a pool on CUDA's device heap goes,
+  /// PoolHandle gives the blocks they hold back to CUDA's malloc, one
+  /// drain_queue per queue, since that heap outlives the pool (a pool of its
+  /// own is freed whole).
+  std::uint64_t queue_count() const { return std::uint64_t{kClasses} * queues; }
 
   // --- the raw API ----------------------------------------------------------------------
 
@@ -277,7 +332,10 @@ struct XMalloc {
   DYNASOAR_HD void free(void* p) const {
     if (p == nullptr) return;
     const auto address = reinterpret_cast<std::uint64_t>(p);
-    if (address % kAlignment != 0 || address < mem + kHeaderBytes || address - mem > bytes)
+    // On CUDA's device heap the pool's bounds are unknown: a pointer that
+    // is no allocation at all may fault here, as it would in CUDA's free.
+    if (address % kAlignment != 0 || address < mem + kHeaderBytes ||
+        (kOnScatter && address - mem > bytes))
       return bad_free();
     const std::uint64_t piece = address - kHeaderBytes;
     auto* word = reinterpret_cast<std::uint64_t*>(piece);
@@ -314,7 +372,7 @@ struct XMalloc {
     for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
       std::uint32_t payload = 0;
       if (dequeue(queue_of(k, first + i), payload) == kDone) {
-        block = mem + std::uint64_t{payload} * kAlignment;
+        block = block_at(payload);
         break;
       }
     }
@@ -391,7 +449,49 @@ struct XMalloc {
     const std::uint32_t seq = platform::atomic_load(head_of(qi)) + i;
     const std::uint64_t t = platform::atomic_load(tail_of(qi));
     const std::uint64_t m = seq == message_seq(t) ? t : platform::atomic_load(slot_of(qi, seq));
-    return mem + std::uint64_t{static_cast<std::uint32_t>(m)} * kAlignment;
+    return block_at(static_cast<std::uint32_t>(m));
+  }
+
+  /// The number of `block` in the queues' messages, in `number`: its offset
+  /// from the pool in 16-byte units, or on CUDA's device heap from the
+  /// anchor. False if it has none (on the device heap: a block more than
+  /// 32 GiB from the anchor), and then the block is not queued.
+  ///
+  /// The anchor lies 32 GiB below the first block that asks for a number
+  /// (or at 16), set once by a compare-and-swap from 0 and never changed,
+  /// so the window covers 32 GiB on either side of that block: the whole
+  /// device heap, if CUDA reserves it in one piece, and every block of it
+  /// gets a number. Whoever dequeues a number reads the anchor after the
+  /// enqueue that put it (an acquire of the release that published the
+  /// message), and the enqueuer read or set it before: coherence gives the
+  /// dequeuer the same anchor. No thread waits: the compare-and-swap is
+  /// one attempt, and a lost one returns the winner's anchor.
+  DYNASOAR_HD bool number_of(std::uint64_t block, std::uint32_t& number) const {
+    std::uint64_t base = mem;
+    if constexpr (!kOnScatter) {
+      base = platform::atomic_load(anchor);
+      if (base == 0) {
+        constexpr std::uint64_t kHalfWindow = (std::uint64_t{1} << 32) * kAlignment / 2;
+        const std::uint64_t want = block > kHalfWindow + kAlignment ? block - kHalfWindow : kAlignment;
+        base = 0;
+        base = platform::atomic_compare_exchange(anchor, base, want) ? want : base;
+      }
+      if (block < base || (block - base) / kAlignment > 0xFFFFFFFFull) return false;
+    }
+    number = static_cast<std::uint32_t>((block - base) / kAlignment);
+    return true;
+  }
+
+  /// Gives the blocks queue `qi` holds back to the underlying allocator (a
+  /// pool on CUDA's device heap that goes: PoolHandle runs one per queue,
+  /// no other thread using the queues). Forward progress: at most `slots`
+  /// dequeues, each one attempt.
+  DYNASOAR_HD void drain_queue(std::uint32_t qi) const {
+    for (std::uint32_t i = 0; i < slots; ++i) {
+      std::uint32_t number = 0;
+      if (dequeue(qi, number) != kDone) break;
+      under.free(reinterpret_cast<void*>(block_at(number)));
+    }
   }
 
   /// Fig. 8: takes the head message of queue qi into `payload` (kDone), or
@@ -485,6 +585,22 @@ struct XMalloc {
   }
 
  private:
+  static constexpr bool kOnScatter = std::is_same_v<Under, scatter::ScatterAlloc>;
+
+  // Words of the underlying allocator's side table (none for CUDA's malloc).
+  static std::uint64_t underlying_words(std::uint64_t bytes, const Options& o) {
+    if constexpr (kOnScatter)
+      return scatter::ScatterAlloc::metadata_words(bytes, o.underlying);
+    else
+      return 0;
+  }
+
+  // The block of number `number` (number_of).
+  DYNASOAR_HD std::uint64_t block_at(std::uint32_t number) const {
+    const std::uint64_t base = kOnScatter ? mem : platform::atomic_load(anchor);
+    return base + std::uint64_t{number} * kAlignment;
+  }
+
   // A message: its sequence number plus one in the high half (so that the
   // zeroed side table reads as empty queues whose slots hold older
   // messages), a block number (its offset in 16-byte units) in the low half.
@@ -542,7 +658,10 @@ struct XMalloc {
   DYNASOAR_HD void* malloc_coalesced(std::uint32_t piece) const {
     namespace warp = platform::warp;
     const warp::lane_mask present = warp::present_lanes();
-    const warp::lane_mask group = warp::match_any(present, piece) & warp::match_any(present, mem);
+    // Lanes of different pools (told apart by their queues: pools on the
+    // device heap share it) take different blocks.
+    const warp::lane_mask group = warp::match_any(present, piece) &
+                                  warp::match_any(present, reinterpret_cast<std::uint64_t>(heads));
     const Share s = share_of(group, warp::lane_id() % 32u, piece);
     // The leader's word: its block (0: none, the flag is raised), marked.
     std::uint64_t word[1] = {s.index == 0 ? new_block(piece, s.pieces) | warp::kHandedOver : 0};
@@ -583,13 +702,7 @@ struct XMalloc {
   /// at most `slots` times, and a queue that another thread changes
   /// meanwhile is left.
   DYNASOAR_HD void drain() const {
-    for (std::uint32_t qi = 0; qi < kClasses * queues; ++qi) {
-      for (std::uint32_t i = 0; i < slots; ++i) {
-        std::uint32_t payload = 0;
-        if (dequeue(qi, payload) != kDone) break;
-        under.free(reinterpret_cast<void*>(mem + std::uint64_t{payload} * kAlignment));
-      }
-    }
+    for (std::uint32_t qi = 0; qi < kClasses * queues; ++qi) drain_queue(qi);
   }
 
   /// One piece of `block` (class k) is freed: the lanes of the warp that free
@@ -621,8 +734,8 @@ struct XMalloc {
   /// Sec. 5.2: a free block goes to a queue of its class, or to the
   /// underlying allocator if kQueueProbes queues were full or contended.
   DYNASOAR_HD void recycle(std::uint64_t block, std::uint32_t k) const {
-    if (k != kLargeClass) {
-      const auto payload = static_cast<std::uint32_t>((block - mem) / kAlignment);
+    std::uint32_t payload = 0;
+    if (k != kLargeClass && number_of(block, payload)) {
       const std::uint32_t first = first_queue();
       // Forward progress: at most kQueueProbes enqueues, each bounded (append).
       for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i)
@@ -631,5 +744,11 @@ struct XMalloc {
     under.free(reinterpret_cast<void*>(block));
   }
 };
+
+/// XMalloc in front of our ScatterAlloc: the back end `xmalloc`.
+using XMalloc = XMallocOn<scatter::ScatterAlloc>;
+/// XMalloc in front of CUDA's device malloc (the C library's in a host
+/// build): the paper's set-up, for the raw benchmark and tests.
+using XMallocOnCudaMalloc = XMallocOn<cmalloc::CudaMalloc>;
 
 }  // namespace dynasoar::xmalloc
