@@ -106,6 +106,12 @@ inline constexpr std::uint32_t kClasses = 15;
 inline constexpr std::uint32_t kLargeClass = 0xFF;
 /// Queues a malloc or free tries before the underlying allocator.
 inline constexpr std::uint32_t kQueueProbes = 4;
+/// Attempts a malloc or free makes on one queue while other threads'
+/// operations on it succeed first (kContended). The warps of a large launch
+/// meet on the queues tens at a time: with one attempt, most of them went
+/// to the underlying allocator although the queues held blocks for them,
+/// which costs little over ScatterAlloc and a great deal over CUDA's malloc.
+inline constexpr std::uint32_t kQueueAttempts = 32;
 /// Times an allocation that the underlying allocator refuses drains the
 /// queues into it and asks again.
 inline constexpr std::uint32_t kReclaimRounds = 2;
@@ -368,10 +374,12 @@ struct XMallocOn {
     const std::uint32_t k = class_of(piece * pieces);
     std::uint64_t block = 0;
     const std::uint32_t first = first_queue();
-    // Forward progress: at most kQueueProbes dequeues, each one attempt.
+    // Forward progress: at most kQueueProbes queues of kQueueAttempts
+    // dequeues each (attempts()).
     for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
       std::uint32_t payload = 0;
-      if (dequeue(queue_of(k, first + i), payload) == kDone) {
+      const std::uint32_t qi = queue_of(k, first + i);
+      if (attempts([&] { return dequeue(qi, payload); }) == kDone) {
         block = block_at(payload);
         break;
       }
@@ -495,7 +503,7 @@ struct XMallocOn {
   }
 
   /// Fig. 8: takes the head message of queue qi into `payload` (kDone), or
-  /// says why not. One attempt: a caller that gets kContended moves on.
+  /// says why not. One attempt: callers retry on kContended (attempts()).
   DYNASOAR_HD Outcome dequeue(std::uint32_t qi, std::uint32_t& payload) const {
     std::uint32_t* head = head_of(qi);
     // Acquire: the block's last owner gave it back with a release (enqueue).
@@ -518,7 +526,7 @@ struct XMallocOn {
   }
 
   /// Fig. 9: appends `payload` to queue qi (kDone), or says why not. One
-  /// attempt: a caller that gets kContended or kFull moves on.
+  /// attempt: callers retry on kContended (attempts()), and move on at kFull.
   DYNASOAR_HD Outcome enqueue(std::uint32_t qi, std::uint32_t payload) const {
     const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
     const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
@@ -637,6 +645,17 @@ struct XMallocOn {
     platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolBadFree));
   }
 
+  /// Runs one queue operation `op` again while it reports kContended, at
+  /// most kQueueAttempts times in all, and returns its last outcome.
+  /// Forward progress: a constant bound; and every kContended means that
+  /// another thread's operation on the queue took effect first.
+  template <class Op>
+  DYNASOAR_HD static Outcome attempts(Op op) {
+    Outcome r = op();
+    for (std::uint32_t a = 1; a < kQueueAttempts && r == kContended; ++a) r = op();
+    return r;
+  }
+
   DYNASOAR_HD static void write_block_words(std::uint64_t block, std::uint32_t k,
                                             std::uint32_t pieces) {
     platform::atomic_store(reinterpret_cast<std::uint32_t*>(block + 12), (kBlockTag << 16) | k);
@@ -737,9 +756,12 @@ struct XMallocOn {
     std::uint32_t payload = 0;
     if (k != kLargeClass && number_of(block, payload)) {
       const std::uint32_t first = first_queue();
-      // Forward progress: at most kQueueProbes enqueues, each bounded (append).
-      for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i)
-        if (enqueue(queue_of(k, first + i), payload) == kDone) return;
+      // Forward progress: at most kQueueProbes queues of kQueueAttempts
+      // enqueues each (attempts()), each enqueue bounded (append).
+      for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
+        const std::uint32_t qi = queue_of(k, first + i);
+        if (attempts([&] { return enqueue(qi, payload); }) == kDone) return;
+      }
     }
     under.free(reinterpret_cast<void*>(block));
   }
