@@ -106,12 +106,7 @@ inline constexpr std::uint32_t kClasses = 15;
 inline constexpr std::uint32_t kLargeClass = 0xFF;
 /// Queues a malloc or free tries before the underlying allocator.
 inline constexpr std::uint32_t kQueueProbes = 4;
-/// Attempts a malloc or free makes on one queue while other threads'
-/// operations on it succeed first (kContended). The warps of a large launch
-/// meet on the queues tens at a time: with one attempt, most of them went
-/// to the underlying allocator although the queues held blocks for them,
-/// which costs little over ScatterAlloc and a great deal over CUDA's malloc.
-inline constexpr std::uint32_t kQueueAttempts = 32;
+
 /// Times an allocation that the underlying allocator refuses drains the
 /// queues into it and asks again.
 inline constexpr std::uint32_t kReclaimRounds = 2;
@@ -151,6 +146,13 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
   using Options = scatter::Options;
   static constexpr const char* kName = "XMalloc";
   static constexpr const char* kBackend = "xmalloc";
+  /// Attempts a malloc or free makes on one queue while other threads'
+  /// operations on it succeed first (kContended): one. ScatterAlloc serves
+  /// the others cheaply and searches its whole pool; more attempts kept
+  /// more blocks in queues that only their own warps probe, and a test
+  /// whose pool is nearly full ran out with the blocks queued
+  /// (CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, 2000 bytes).
+  static constexpr std::uint32_t kQueueAttempts = 1;
 };
 /// CUDA's device malloc has no settings of its own.
 struct NoUnderlyingOptions {};
@@ -159,6 +161,10 @@ struct UnderlyingTraits<cmalloc::CudaMalloc> {
   using Options = NoUnderlyingOptions;
   static constexpr const char* kName = "XMallocOnCudaMalloc";
   static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";
+  /// 32: the warps of a large launch meet on the queues tens at a time, and
+  /// with one attempt most of them went to CUDA's malloc (hundreds of
+  /// microseconds under load) although the queues held blocks for them.
+  static constexpr std::uint32_t kQueueAttempts = 32;
 };
 
 /// Settings of an XMalloc pool, read when the pool is made.
@@ -645,8 +651,11 @@ struct XMallocOn {
     platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolBadFree));
   }
 
+  static constexpr std::uint32_t kQueueAttempts = UnderlyingTraits<Under>::kQueueAttempts;
+
   /// Runs one queue operation `op` again while it reports kContended, at
-  /// most kQueueAttempts times in all, and returns its last outcome.
+  /// most kQueueAttempts times in all (UnderlyingTraits), and returns its
+  /// last outcome.
   /// Forward progress: a constant bound; and every kContended means that
   /// another thread's operation on the queue took effect first.
   template <class Op>
