@@ -991,8 +991,9 @@ TEST(CMallocXMallocOnCudaMalloc, FreedBlocksServeTheNextRequestsFromTheQueues) {
   std::vector<std::uint64_t> numbered;
   for (const std::uint64_t b : first)
     if (b >= anchor && (b - anchor) / kAlignment < (std::uint64_t{1} << 32)) numbered.push_back(b);
-  if (platform::kCudaBuild)
+  if (platform::kCudaBuild) {
     EXPECT_EQ(numbered.size(), static_cast<std::size_t>(kN)) << "a block lies outside the window";
+  }
   EXPECT_EQ(o[2 * kN], numbered.size()) << "every block with a number was queued, and no other";
   EXPECT_EQ(o[2 * kN + 1], 0u) << "the second requests took every queued block";
   for (const std::uint64_t b : numbered)

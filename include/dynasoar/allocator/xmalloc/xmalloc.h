@@ -141,11 +141,12 @@ DYNASOAR_HD inline std::uint32_t class_of(std::uint32_t bytes) {
 /// (none for CUDA's malloc) and the names of the combination.
 template <class Under>
 struct UnderlyingTraits;
+/// XMalloc over our ScatterAlloc: the back end `xmalloc`.
 template <>
 struct UnderlyingTraits<scatter::ScatterAlloc> {
-  using Options = scatter::Options;
-  static constexpr const char* kName = "XMalloc";
-  static constexpr const char* kBackend = "xmalloc";
+  using Options = scatter::Options;                   ///< ScatterAlloc's settings
+  static constexpr const char* kName = "XMalloc";     ///< name in messages
+  static constexpr const char* kBackend = "xmalloc";  ///< the back end's build name
   /// Attempts a malloc or free makes on one queue while other threads'
   /// operations on it succeed first (kContended): one. ScatterAlloc serves
   /// the others cheaply and searches its whole pool; more attempts kept
@@ -156,11 +157,12 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
 };
 /// CUDA's device malloc has no settings of its own.
 struct NoUnderlyingOptions {};
+/// XMalloc over CUDA's device malloc (the paper's set-up; no back end).
 template <>
 struct UnderlyingTraits<cmalloc::CudaMalloc> {
-  using Options = NoUnderlyingOptions;
-  static constexpr const char* kName = "XMallocOnCudaMalloc";
-  static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";
+  using Options = NoUnderlyingOptions;                            ///< none
+  static constexpr const char* kName = "XMallocOnCudaMalloc";     ///< name in messages
+  static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";  ///< its kBackend (no back end)
   /// 32: the warps of a large launch meet on the queues tens at a time, and
   /// with one attempt most of them went to CUDA's malloc (hundreds of
   /// microseconds under load) although the queues held blocks for them.
