@@ -14,6 +14,12 @@
 //    free with probability 0.75 when holding something. Pool of 2 GiB.
 // 3. registers: registers of a kernel with one allocation and one free per
 //    thread (the paper's Table 1, uncoalesced column).
+// 4. fill: 1 024 threads request 72 bytes (backend_bench's 64-byte object
+//    and its header) until malloc returns nullptr, in a fresh 64 MiB pool
+//    (--fill-mib: other sizes, to show how the time grows with the pool):
+//    one timed fill to exhaustion (it cannot be repeated on a full pool),
+//    with the utilisation reached. Not for CUDA malloc, whose heap is sized
+//    once for the survey (backend_bench fills it), nor AWMalloc, which wraps.
 // 5. magnify: paper 002's Fig. 2 microbenchmark, for the throughput
 //    magnification of XMalloc over the allocator under it. 2^20 worker
 //    threads each allocate an int, write it and free it, in one launch; 1,
@@ -22,12 +28,6 @@
 //    heap was initially empty (cold_ms in the notes); the median is of the
 //    launches after it. XMallocOnCudaMalloc is XMalloc in front of CUDA's
 //    malloc, the paper's set-up.
-// 4. fill: 1 024 threads request 72 bytes (backend_bench's 64-byte object
-//    and its header) until malloc returns nullptr, in a fresh 64 MiB pool
-//    (--fill-mib: other sizes, to show how the time grows with the pool):
-//    one timed fill to exhaustion (it cannot be repeated on a full pool),
-//    with the utilisation reached. Not for CUDA malloc, whose heap is sized
-//    once for the survey (backend_bench fills it), nor AWMalloc, which wraps.
 //
 // Every launch that gets nullptr is reported in the notes column (failed=N);
 // a row with failures does not meet any target.
@@ -564,9 +564,11 @@ int main(int argc, char** argv) {
                              "bench,allocator,config,n,median_ms,min_ms,reps,ns_per_op,notes");
     // CUDA's device heap is sized once, before its first allocating kernel:
     // it goes first, with the largest pool, and XMalloc in front of it next.
-    run_all<CudaMalloc>(csv, o, only, allocators);
-    run_all<dynasoar::xmalloc::XMallocOnCudaMalloc>(csv, o, only, allocators);
-    dynasoar::model::for_each_type(dynasoar::backend::RawAllocators{}, [&](auto a) {
+    dynasoar::model::for_each_type(Benched{}, [&](auto a) {
+      using Alloc = typename decltype(a)::type;
+      if constexpr (Alloc::kDeviceHeap) run_all<Alloc>(csv, o, only, allocators);
+    });
+    dynasoar::model::for_each_type(Benched{}, [&](auto a) {
       using Alloc = typename decltype(a)::type;
       if constexpr (!Alloc::kDeviceHeap) run_all<Alloc>(csv, o, only, allocators);
     });

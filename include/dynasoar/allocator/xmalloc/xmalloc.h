@@ -106,7 +106,6 @@ inline constexpr std::uint32_t kClasses = 15;
 inline constexpr std::uint32_t kLargeClass = 0xFF;
 /// Queues a malloc or free tries before the underlying allocator.
 inline constexpr std::uint32_t kQueueProbes = 4;
-
 /// Times an allocation that the underlying allocator refuses drains the
 /// queues into it and asks again.
 inline constexpr std::uint32_t kReclaimRounds = 2;
@@ -297,7 +296,7 @@ struct XMallocOn {
       throw std::invalid_argument(name + ": a pool of " + std::to_string(pool_bytes) +
                                   " bytes is too small; it needs at least one page of " +
                                   std::to_string(scatter::kPageBytes) + " bytes");
-    if (kOnScatter && pool_bytes / kAlignment > 0xFFFFFFFFull)
+    if (!kDeviceHeap && pool_bytes / kAlignment > 0xFFFFFFFFull)
       throw std::invalid_argument(name + ": at most 64 GiB (32-bit block numbers)");
     const std::uint64_t under_words = underlying_words(pool_bytes, o);
     if constexpr (kOnScatter) {
@@ -349,7 +348,7 @@ struct XMallocOn {
     // On CUDA's device heap the pool's bounds are unknown: a pointer that
     // is no allocation at all may fault here, as it would in CUDA's free.
     if (address % kAlignment != 0 || address < mem + kHeaderBytes ||
-        (kOnScatter && address - mem > bytes))
+        (!kDeviceHeap && address - mem > bytes))
       return bad_free();
     const std::uint64_t piece = address - kHeaderBytes;
     auto* word = reinterpret_cast<std::uint64_t*>(piece);
@@ -484,12 +483,11 @@ struct XMallocOn {
   /// one attempt, and a lost one returns the winner's anchor.
   DYNASOAR_HD bool number_of(std::uint64_t block, std::uint32_t& number) const {
     std::uint64_t base = mem;
-    if constexpr (!kOnScatter) {
+    if constexpr (kDeviceHeap) {
       base = platform::atomic_load(anchor);
       if (base == 0) {
         constexpr std::uint64_t kHalfWindow = (std::uint64_t{1} << 32) * kAlignment / 2;
         const std::uint64_t want = block > kHalfWindow + kAlignment ? block - kHalfWindow : kAlignment;
-        base = 0;
         base = platform::atomic_compare_exchange(anchor, base, want) ? want : base;
       }
       if (block < base || (block - base) / kAlignment > 0xFFFFFFFFull) return false;
@@ -613,7 +611,7 @@ struct XMallocOn {
 
   // The block of number `number` (number_of).
   DYNASOAR_HD std::uint64_t block_at(std::uint32_t number) const {
-    const std::uint64_t base = kOnScatter ? mem : platform::atomic_load(anchor);
+    const std::uint64_t base = kDeviceHeap ? platform::atomic_load(anchor) : mem;
     return base + std::uint64_t{number} * kAlignment;
   }
 
