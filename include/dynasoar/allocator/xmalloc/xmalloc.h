@@ -173,11 +173,12 @@ template <class UnderOptions>
 struct BasicOptions {
   /// Queues (buffers) per size class (Sec. 5.2 uses 16 on a GPU of 15
   /// multiprocessors; many more spread the warps of a large GPU so that few
-  /// meet on one queue). Rounded down to a power of two.
-  std::uint32_t queues = 1024;
+  /// meet on one queue: a launch of 32 768 warps puts 4 on each).
+  /// Rounded down to a power of two.
+  std::uint32_t queues = 8192;
   /// Blocks one queue holds (the paper's 2^s). Rounded down to a power of
   /// two, at least 2. Small pools get fewer queues and slots (geometry()).
-  std::uint32_t queue_slots = 64;
+  std::uint32_t queue_slots = 16;
   /// Serve the lanes of a warp that ask for the same size with one block
   /// (Sec. 5.1). Off: a block per request (the paper's "no coalescing").
   bool coalesce = true;
