@@ -491,8 +491,11 @@ struct CircularMalloc {
     std::uint64_t hops = 0;
     std::uint32_t small = 0;  // free chunks passed because they were too small
     std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
+    bool revisit = false;           // the next step is back on prev (a stale header, below)
     for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
       DYNASOAR_CMALLOC_COUNT(kHops);
+      const bool again = revisit;  // g was counted already
+      revisit = false;
       if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
       // A chunk smaller than the request is passed unclaimed (kSmall).
       Claim c = try_claim(g, next, units);
@@ -513,9 +516,20 @@ struct CircularMalloc {
         // step back usually finds the list again. Restarting from the offset
         // instead made walks through a region where warps free together (and
         // so merge often) start over dozens of times each.
+        // The chunk stepped back to was counted when the walk left it, and
+        // is counted once more only as one granule (revisit): a walk that
+        // trails a merge on walk, which invalidates header after header
+        // while its chunk grows, steps back to that chunk hundreds of times,
+        // and counting its size each time used up the walk's two circles
+        // within a few megabytes. A pool of 642 MiB with 160 MiB in use
+        // failed requests in 4 of 100 runs of the Sec. 6 patterns
+        // (bench/results/2026-11-26-h100-cfmmalloc-walk/). The count still
+        // grows by at least one granule per step, and the distance walked
+        // forward is never counted short.
         if (prev != kNoChunk) {
           g = prev;
           prev = kNoChunk;
+          revisit = true;
           continue;
         }
         g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
@@ -563,7 +577,7 @@ struct CircularMalloc {
           }
         }
       }
-      walked += size == 0 ? 1 : size;
+      walked += size == 0 || again ? 1 : size;
       prev = g;
       g = next;
     }
