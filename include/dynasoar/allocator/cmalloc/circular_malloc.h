@@ -517,12 +517,12 @@ struct CircularMalloc {
         // instead made walks through a region where warps free together (and
         // so merge often) start over dozens of times each.
         // The chunk stepped back to was counted when the walk left it, and
-        // is counted once more only as one granule (revisit): a walk that
+        // is counted once more only as one granule (`again`). A walk that
         // trails a merge on walk, which invalidates header after header
-        // while its chunk grows, steps back to that chunk hundreds of times,
-        // and counting its size each time used up the walk's two circles
-        // within a few megabytes. A pool of 642 MiB with 160 MiB in use
-        // failed requests in 4 of 100 runs of the Sec. 6 patterns
+        // while its chunk grows, steps back to that chunk thousands of
+        // times; counting its size each time used up the walk's two circles
+        // with three quarters of the pool free, and the Sec. 6 [ACD] 16 KiB
+        // case failed requests in 3 to 6 of 100 runs on the H100
         // (bench/results/2026-11-26-h100-cfmmalloc-walk/). The count still
         // grows by at least one granule per step, and the distance walked
         // forward is never counted short.
