@@ -780,7 +780,8 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
 // at each step back used up a walk's two circles within a few megabytes,
 // and [ACD] of the largest size failed requests in 3 to 6 of 100 runs in a
 // pool with four times the room (bench/results/2026-11-26-h100-cfmmalloc-walk/).
-// Twenty runs: with that count, more than half of such tests would fail.
+// Twenty runs: with that count, about half of such tests would fail (one
+// of four repeats did).
 TEST(CMallocWalk, WalksThatTrailAMergeFindRoomForSection6) {
   const int runs = platform::kCudaBuild ? 20 : 2;
   for (int r = 0; r < runs && !::testing::Test::HasFailure(); ++r) {

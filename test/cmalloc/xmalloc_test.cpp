@@ -714,13 +714,16 @@ TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
     std::uint32_t queues;
     bool diverge;
   };
-  for (const Case run : {Case{1024, false}, Case{2, false}, Case{1024, true}}) {
-    const std::uint32_t queues = run.queues;
-    SCOPED_TRACE("queues per class: " + std::to_string(queues) +
-                 (run.diverge ? ", lanes on different paths" : ""));
+  // Case 0: the default queues and slots (Options{}); 2: two queues of two
+  // slots per class, which overflow all the time.
+  for (const Case run : {Case{0, false}, Case{2, false}, Case{0, true}}) {
     Options options;
-    options.queues = queues;
-    options.queue_slots = queues == 2 ? 2 : 64;  // the second: queues overflow all the time
+    if (run.queues != 0) {
+      options.queues = run.queues;
+      options.queue_slots = 2;
+    }
+    SCOPED_TRACE("queues per class: " + std::to_string(options.queues) +
+                 (run.diverge ? ", lanes on different paths" : ""));
     // Room for everything the workers hold at once, many times over.
     PoolHandle<XMalloc> pool(workers * kSlots * std::uint64_t{16384} + (std::uint64_t{4} << 20),
                              options);

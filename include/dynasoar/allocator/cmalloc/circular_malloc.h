@@ -491,6 +491,7 @@ struct CircularMalloc {
     std::uint64_t hops = 0;
     std::uint32_t small = 0;  // free chunks passed because they were too small
     std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
+    std::uint32_t prev_next = 0;    // the granule up to which the walk counted when it left prev
     bool revisit = false;           // the next step is back on prev (a stale header, below)
     for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
       DYNASOAR_CMALLOC_COUNT(kHops);
@@ -516,16 +517,18 @@ struct CircularMalloc {
         // step back usually finds the list again. Restarting from the offset
         // instead made walks through a region where warps free together (and
         // so merge often) start over dozens of times each.
-        // The chunk stepped back to was counted when the walk left it, and
-        // is counted once more only as one granule (`again`). A walk that
-        // trails a merge on walk, which invalidates header after header
-        // while its chunk grows, steps back to that chunk thousands of
-        // times; counting its size each time used up the walk's two circles
-        // with three quarters of the pool free, and the Sec. 6 [ACD] 16 KiB
-        // case failed requests in 3 to 6 of 100 runs on the H100
-        // (bench/results/2026-11-26-h100-cfmmalloc-walk/). The count still
-        // grows by at least one granule per step, and the distance walked
-        // forward is never counted short.
+        // The chunk stepped back to was counted up to prev_next when the
+        // walk left it; it now adds only what it grew by since, at least one
+        // granule (`again`). A walk that trails a merge on walk, which
+        // invalidates the header of every chunk it absorbs while its own
+        // chunk grows, steps back to that chunk at each of them, thousands
+        // of times in a walk; counting the chunk's whole size each time
+        // used up the walk's two circles with three quarters of the pool
+        // free, and the Sec. 6 [ACD] 16 KiB case failed requests in 3 to 6
+        // of 100 runs on the H100
+        // (bench/results/2026-11-26-h100-cfmmalloc-walk/). So the count grows
+        // by at least one granule per step, and the distance walked forward
+        // is never counted short.
         if (prev != kNoChunk) {
           g = prev;
           prev = kNoChunk;
@@ -577,8 +580,12 @@ struct CircularMalloc {
           }
         }
       }
-      walked += size == 0 || again ? 1 : size;
+      if (!again)
+        walked += size == 0 ? 1 : size;
+      else
+        walked += next > prev_next ? next - prev_next : 1;
       prev = g;
+      prev_next = next;
       g = next;
     }
     DYNASOAR_CMALLOC_COUNT(kFailedWalks);
