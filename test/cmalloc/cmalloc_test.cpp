@@ -776,10 +776,11 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
 }
 
 // A walk that trails a merge on walk steps back to the merging chunk every
-// time the merge invalidates the header after it. Counting that chunk's size
-// at each step back used up a walk's two circles within a few megabytes,
-// and [ACD] of the largest size failed requests in 3 to 6 of 100 runs in a
-// pool with four times the room (bench/results/2026-11-26-h100-cfmmalloc-walk/).
+// time the merge invalidates the header after it. Counting that chunk's whole
+// size at each step back used up a walk's two circles with three quarters of
+// the pool free, and [ACD] of the largest size failed requests in 3 to 6 of
+// 100 runs in a pool with four times the room
+// (bench/results/2026-11-26-h100-cfmmalloc-walk/).
 // Twenty runs: with that count, about half of such tests would fail (one
 // of four repeats did).
 TEST(CMallocWalk, WalksThatTrailAMergeFindRoomForSection6) {
