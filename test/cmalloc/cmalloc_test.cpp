@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -1153,6 +1154,76 @@ TEST(CMallocScatter, SearchVisitsEveryRegionOfASuperBlock) {
     EXPECT_NO_THROW(pool.check_errors());
     expect_consistent(audit(pool));
   }
+}
+
+// Not in the paper (Options::active_window): multiprocessor mp starts its
+// search in super block active + mp mod window. out[3i]: the calling
+// thread's multiprocessor, out[3i + 1]: the super block of its request,
+// out[3i + 2]: the request (for the free).
+struct StartSuperBlock {
+  ScatterAlloc a;
+  std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const auto mp = static_cast<std::uint64_t>(platform::warp::processor_id());
+    const auto p = reinterpret_cast<std::uint64_t>(a.malloc(16));
+    out[3 * i] = mp;
+    out[3 * i + 1] = p == 0 ? ~std::uint64_t{0} : (p - a.mem) / kPageBytes / a.super_pages;
+    out[3 * i + 2] = p;
+  }
+};
+
+struct FreeRecorded {
+  ScatterAlloc a;
+  const std::uint64_t* out;
+  DYNASOAR_HD void operator()(std::size_t i) const { a.free(reinterpret_cast<void*>(out[3 * i + 2])); }
+};
+
+// The warps of a GPU spread over a window of super blocks instead of the
+// paper's one active super block: in a pool of 8 super blocks with a window
+// of 4, every request that finds room in its start super block lands in
+// super block mp mod 4 (none fills: 4 096 requests of 16 bytes against 16 384
+// chunks per super block); with one thread per multiprocessor number,
+// several super blocks are used. The search still reaches every page: the
+// only free page of a full pool of 4 super blocks with a window of 4 is found
+// wherever it is.
+TEST(CMallocScatter, MultiprocessorsStartInTheirSuperBlockOfTheWindow) {
+  scatter::Options o;
+  o.super_block_pages = 64;
+  o.region_pages = 16;
+  o.active_window = 4;
+  PoolOptions po;
+  po.scatter = o;
+  PoolHandle<ScatterAlloc> pool(8 * 64 * kPageBytes, po);
+  ASSERT_EQ(pool.device().window, 4u);
+  constexpr std::size_t kRequests = 4096;
+  Buffer<std::uint64_t> out(3 * kRequests);
+  platform::parallel_for(kRequests, StartSuperBlock{pool.device(), out.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> r = out.to_vector();
+  std::set<std::uint64_t> used, expected;
+  for (std::size_t i = 0; i < kRequests; ++i) {
+    ASSERT_NE(r[3 * i + 2], 0u) << "request " << i << " failed";
+    EXPECT_EQ(r[3 * i + 1], r[3 * i] % 4) << "request " << i << " of multiprocessor " << r[3 * i];
+    used.insert(r[3 * i + 1]);
+    expected.insert(r[3 * i] % 4);
+  }
+  EXPECT_EQ(used, expected);
+  platform::parallel_for(kRequests, FreeRecorded{pool.device(), out.data()});
+  platform::synchronize();
+  EXPECT_NO_THROW(pool.check_errors());
+  expect_consistent(audit(pool));
+
+  o.super_block_pages = 16;
+  o.region_pages = 4;
+  po.scatter = o;
+  PoolHandle<ScatterAlloc> full(4 * 16 * kPageBytes, po);
+  Buffer<std::uint64_t> found(64);
+  platform::parallel_for(1, FindsTheOnlyFreePage{full.device(), found.data()});
+  platform::synchronize();
+  const std::vector<std::uint64_t> f = found.to_vector();
+  for (std::size_t k = 0; k < f.size(); ++k) EXPECT_EQ(f[k], 0u) << "freed page " << k;
+  EXPECT_NO_THROW(full.check_errors());
+  expect_consistent(audit(full));
 }
 
 // The stride of the spread search, for every multiprocessor and warp slot of

@@ -40,6 +40,9 @@
 //    multiprocessor, visits the regions of a super block in strides of a
 //    per-warp step (Options::spread), and passes a page that looks full
 //    with one load instead of an add and a give-back.
+//  - Searches start in a window of active super blocks, one per
+//    multiprocessor number modulo its size (Options::active_window), not in
+//    the one active super block of Sec. 5.4.
 //  - Runs of pages for large requests come from the top of the same super
 //    blocks, not from super blocks kept for them; their pages count as full
 //    in the fill levels.
@@ -115,6 +118,15 @@ struct Options {
   /// Serve the lanes of a warp that ask for the same size with one search
   /// and one reservation (malloc). Off: every lane for itself.
   bool coalesce = true;
+  /// Not in the paper: super blocks in which searches start. Multiprocessor
+  /// mp starts in super block active + mp mod active_window (at most the
+  /// pool's super blocks), so that the warps of a large GPU spread over
+  /// this many super blocks instead of filling the paper's one active super
+  /// block, whose last free pages every search then walks to (Sec. 8, Fig. 2).
+  /// 1: the paper's single active super block. The default, 8 (64 MiB of
+  /// the default super blocks), was the best of 1 to 64 measured on an H100
+  /// (bench/results/2026-11-26-h100-scatter-window/).
+  std::uint32_t active_window = 8;
 };
 
 /// A page's entry of the usage table (Sec. 5.2, Fig. 1).
@@ -173,7 +185,10 @@ struct ScatterAlloc {
   std::uint32_t page_count;    ///< pages of the pool
   std::uint32_t super_pages;   ///< pages per super block
   std::uint32_t super_blocks;  ///< super blocks; the last may have fewer pages
+  std::uint32_t window;        ///< super blocks searches start in (Options::active_window)
   std::uint32_t region_pages;  ///< pages per region
+  std::uint32_t region_shift;  ///< log2(region_pages) if a power of two, else 32
+  std::uint32_t super_regions; ///< regions of a super block of super_pages pages
   std::uint32_t max_frag;      ///< see Options::max_frag
   std::uint32_t k_size;        ///< k_S of Eq. 3
   std::uint32_t k_mp;          ///< k_mp of Eq. 3
@@ -218,11 +233,17 @@ struct ScatterAlloc {
       throw std::invalid_argument(name +
                                   ": region_pages must be >= 1 and divide super_block_pages");
     if (o.max_frag < 1) throw std::invalid_argument(name + ": max_frag must be >= 1");
+    if (o.active_window < 1) throw std::invalid_argument(name + ": active_window must be >= 1");
     mem = pool;
     page_count = static_cast<std::uint32_t>(bytes / kPageBytes);
     super_pages = o.super_block_pages;
     super_blocks = (page_count + super_pages - 1) / super_pages;
+    window = o.active_window < super_blocks ? o.active_window : super_blocks;
     region_pages = o.region_pages;
+    region_shift = 32;
+    for (std::uint32_t b = 0; b < 32; ++b)
+      if (region_pages == std::uint32_t{1} << b) region_shift = b;
+    super_regions = super_pages / region_pages;
     const std::uint32_t regions = (page_count + region_pages - 1) / region_pages;
     pages = reinterpret_cast<PageUsage*>(meta);
     auto* counters =
@@ -332,11 +353,27 @@ struct ScatterAlloc {
     std::uint32_t chunk = 0;
     std::uint32_t granted = 0;
     std::uint32_t base = 0;
+    std::uint32_t spots = 0;  ///< chunks of the page (spots_of(chunk))
   };
 
   DYNASOAR_HD std::uint32_t pages_in(std::uint32_t s) const {
     const std::uint32_t first = s * super_pages;
     return page_count - first < super_pages ? page_count - first : super_pages;
+  }
+
+  /// The region of page `q` of a super block: a shift for the default
+  /// (power-of-two) regions. A search runs this and the other index
+  /// computations once each; a 32-bit division is some twenty instructions,
+  /// and a one-lane search issues little else (the 16 B one-per-warp case
+  /// executed eight of them per request: bench/results/2026-11-26-h100-scatter-window/).
+  DYNASOAR_HD std::uint32_t region_of(std::uint32_t q) const {
+    return region_shift < 32 ? q >> region_shift : q / region_pages;
+  }
+
+  /// Regions of super block s (the last may be shorter).
+  DYNASOAR_HD std::uint32_t regions_in(std::uint32_t s) const {
+    const std::uint32_t n = pages_in(s);
+    return n == super_pages ? super_regions : (n + region_pages - 1) / region_pages;
   }
 
   /// h mod n, with a mask where n is a power of two (the default super
@@ -363,7 +400,7 @@ struct ScatterAlloc {
   DYNASOAR_HD void* malloc_one(std::uint32_t size) const {
     const Grant g = find(size, 1);
     if (g.granted == 0) return fail();
-    return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base));
+    return chunk_address(g.page, g.chunk, take_spot(g.page, g.spots, g.base));
   }
 
   /// The lanes of a warp that ask for `size` of this pool together
@@ -392,47 +429,59 @@ struct ScatterAlloc {
       if (lane == leader) {
         const Grant mine = find(size, want);
         words[0] = std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
-        words[1] = std::uint64_t{mine.chunk} << 32 | std::uint64_t{mine.base} << 1 | warp::kHandedOver;
+        // base < spots <= 256: both fit below bit 32 with the mark.
+        words[1] = std::uint64_t{mine.chunk} << 32 | std::uint64_t{mine.spots} << 16 |
+                   std::uint64_t{mine.base} << 1 | warp::kHandedOver;
       }
       warp::handover(remaining, words, leader);
       Grant g;
       g.page = static_cast<std::uint32_t>(words[0] >> 32);
       g.granted = static_cast<std::uint32_t>(words[0]) >> 1;
       g.chunk = static_cast<std::uint32_t>(words[1] >> 32);
-      g.base = static_cast<std::uint32_t>(words[1]) >> 1;
+      g.spots = static_cast<std::uint32_t>(words[1] >> 16) & 0xFFFFu;
+      g.base = (static_cast<std::uint32_t>(words[1]) & 0xFFFFu) >> 1;
       if (g.granted == 0) return fail();  // find() found no chunk of this size for us
       const auto rank = static_cast<std::uint32_t>(
           platform::popc(remaining & ((warp::lane_mask{1} << lane) - 1)));
       if (rank < g.granted)
-        return chunk_address(g.page, g.chunk, take_spot(g.page, g.chunk, g.base + rank));
+        return chunk_address(g.page, g.chunk, take_spot(g.page, g.spots, g.base + rank));
       for (std::uint32_t i = 0; i < g.granted; ++i) remaining &= remaining - 1;  // the served lanes
     }
   }
 
-  /// Where a warp's search starts in a super block of n pages: the page of
-  /// Eq. 3 (hash_page) and the stride between regions (region_step).
+  /// Where a warp's search starts in a super block: the region and the
+  /// offset in it of the page of Eq. 3 (hash_page), and the stride between
+  /// regions (region_step).
   struct Probe {
-    std::uint32_t start;
+    std::uint32_t region;
+    std::uint32_t offset;
     std::uint32_t step;
   };
   DYNASOAR_HD Probe probe(std::uint32_t size, std::uint32_t mp, std::uint32_t slot,
                           std::uint32_t s) const {
-    const std::uint32_t n = pages_in(s);
-    return {hash_page(size, mp, slot, s),
-            spread ? region_step(mp, slot, (n + region_pages - 1) / region_pages) : 1u};
+    const std::uint32_t start = hash_page(size, mp, slot, s);
+    const std::uint32_t region = region_of(start);
+    return {region, start - region * region_pages,
+            spread ? region_step(mp, slot, regions_in(s)) : 1u};
   }
 
-  /// The search of Alg. alloc over the super blocks, starting at the active
-  /// one (Sec. 5.4). The first pass follows the fill levels: it skips super
+  /// The search of Alg. alloc over the super blocks, starting at this
+  /// multiprocessor's super block of the active window (Sec. 5.4 has one
+  /// active super block; Options::active_window). The first pass follows the fill levels: it skips super
   /// blocks and regions that are 90% full. If it finds nothing, a second pass
   /// (not in the paper) visits every page, so that counters that lag (see
   /// count_full) never hide a free chunk, and a third accepts any
   /// chunk size from the request up to a page. Bounded: at most three visits
   /// of every page.
   DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
-    const std::uint32_t start = platform::atomic_load(active) % super_blocks;
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
     const auto slot = static_cast<std::uint32_t>(platform::warp::warp_slot());
+    // The window of active super blocks (Options::active_window): this
+    // multiprocessor's super block in it.
+    std::uint32_t base = platform::atomic_load(active);
+    if (base >= super_blocks) base = 0;  // never stored; defensive
+    const std::uint32_t offset = window == 1 ? 0 : modulo(mp, window);
+    const std::uint32_t start = base + offset < super_blocks ? base + offset : base + offset - super_blocks;
     // Every super block but the last has super_pages pages: one probe serves
     // them all, computed once per search rather than once per super block.
     const Probe whole = probe(size, mp, slot, 0);
@@ -442,16 +491,27 @@ struct ScatterAlloc {
       const std::uint32_t smax =
           pass == 2 || size * max_frag > kPageBytes ? kPageBytes : size * max_frag;
       for (std::uint32_t k = 0; k < super_blocks; ++k) {
-        const std::uint32_t s = (start + k) % super_blocks;
-        if (pass == 0 && std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
-                             std::int64_t{pages_in(s)} * 9)
-          continue;
+        const std::uint32_t s = start + k < super_blocks ? start + k : start + k - super_blocks;
         const Probe at = pages_in(s) == super_pages ? whole : probe(size, mp, slot, s);
-        const Grant g = search_super(s, size, smax, want, at, pass == 0);
+        const std::uint32_t first_region = s * super_regions;  // super_pages is a multiple of region_pages
+        std::int32_t first_full = 0;  // the first region's fill level (pass 0)
+        if (pass == 0) {
+          // The super block's fill level and that of the region the search
+          // starts in, with two independent loads that the hardware
+          // overlaps: one dependent round trip less on every search.
+          first_full = platform::atomic_load(&region_full[first_region + at.region]);
+          if (std::int64_t{platform::atomic_load(&super_full[s])} * 10 >= std::int64_t{pages_in(s)} * 9)
+            continue;
+        }
+        const Grant g = search_super(s, size, smax, want, at, first_region, pass == 0, first_full);
         if (g.granted != 0) {
-          if (s != start) {  // one attempt: the pointer is a hint, nobody waits on it
-            std::uint32_t expected = start;
-            platform::atomic_compare_exchange(active, expected, s);
+          if (s != start) {
+            // Move the window so that this multiprocessor starts at s next
+            // time (with one super block: make s the active one). One
+            // attempt: the pointer is a hint, nobody waits on it.
+            std::uint32_t expected = base;
+            platform::atomic_compare_exchange(active, expected,
+                                              s >= offset ? s - offset : s + super_blocks - offset);
           }
           return g;
         }
@@ -462,36 +522,40 @@ struct ScatterAlloc {
 
   /// Alg. alloc within super block s: region by region, each region once,
   /// skipping a region whose fill level is too high (with `hints`; lines 5-6
-  /// and 30-31). The first region is the one of the start page
-  /// (`at.start`), searched from that page around the region. The paper goes on to the next region;
+  /// and 30-31). `first_full` is the fill level of the first region, read
+  /// by the caller with the super block's. The first region is the one of the start page
+  /// (`at.region`), searched from that page (`at.offset`) around the region. The paper goes on to the next region;
   /// with `spread` the next region is `at.step` regions further (a stride
   /// coprime to the regions, so each is visited once), and every region is
   /// searched from the same offset as the first. Bounded by the super
   /// block's pages.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
-                                 std::uint32_t want, Probe at, bool hints) const {
-    const std::uint32_t first = s * super_pages;  // super_pages is a multiple of region_pages
+                                 std::uint32_t want, Probe at, std::uint32_t first_region,
+                                 bool hints, std::int32_t first_full) const {
+    const std::uint32_t first = s * super_pages;
     const std::uint32_t n = pages_in(s);
-    const std::uint32_t regions = (n + region_pages - 1) / region_pages;
-    // Region r of this super block is region first_region + r of the pool:
-    // one division per super block, not one per region visited (a search
-    // passes several full regions, and the division was a good part of
-    // each step: bench/results/2026-11-26-h100-scatter-profile/).
-    const std::uint32_t first_region = first / region_pages;
-    std::uint32_t r = at.start / region_pages;
+    const std::uint32_t regions = regions_in(s);
+    // Region r of this super block is region first_region + r of the pool,
+    // with no division per region visited (a search passes several full
+    // regions, and a division was a good part of each step:
+    // bench/results/2026-11-26-h100-scatter-profile/).
+    std::uint32_t r = at.region;
     for (std::uint32_t k = 0; k < regions; ++k) {
       const std::uint32_t lo = r * region_pages;
       const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
-      const std::int32_t full = hints ? platform::atomic_load(&region_full[first_region + r]) : 0;
+      const std::int32_t full =
+          !hints ? 0 : k == 0 ? first_full : platform::atomic_load(&region_full[first_region + r]);
       if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
-        const std::uint32_t from = k == 0 || spread ? at.start % region_pages % len : 0;
+        // The last region of a pool may be shorter than the offset.
+        const std::uint32_t from = k != 0 && !spread ? 0 : at.offset < len ? at.offset : at.offset % len;
         for (std::uint32_t i = 0; i < len; ++i) {
           const std::uint32_t q = first + lo + (from + i < len ? from + i : from + i - len);
           const Grant g = try_page(q, size, smax, want);
           if (g.granted != 0) return g;
         }
       }
-      r = r + at.step < regions ? r + at.step : (r + at.step) % regions;
+      r += at.step;  // step < regions, or 1 for one region
+      if (r >= regions) r -= regions;
     }
     return Grant{};
   }
@@ -543,15 +607,19 @@ struct ScatterAlloc {
     // Not in the paper: between our read of the chunk size and the add, the
     // page may have emptied, been reset and split for another size. While we
     // hold a reservation no reset can happen (it needs a count of 0), so one
-    // more read tells whether c is still the page's size.
-    if (platform::atomic_load(&page.chunk, platform::acquire) != c) {
+    // more read tells whether c is still the page's size. Relaxed: our add
+    // acquired the unlock of any reset before it (every change of the count
+    // is a read-modify-write, so it reads from that unlock's release
+    // sequence), which cleared the size, so this load sees 0 or a later
+    // size, never the c of before the reset.
+    if (platform::atomic_load(&page.chunk) != c) {
       release(q, granted);
       return Grant{};
     }
     // tryUsePage line 6: this reservation filled the page. We hold chunks of
     // it, so it cannot be reset before the flag is set.
     if (old + granted == spots) count_full(q);
-    return Grant{q, c, granted, old};
+    return Grant{q, c, granted, old, spots};
   }
 
   /// Gives back `n` reservations of page q. If the count reaches 0, the
@@ -617,39 +685,48 @@ struct ScatterAlloc {
     }
   }
 
-  /// tryUsePage lines 7-19: the bit of a free chunk, starting at spot `hint`.
-  /// The caller holds a reservation, so at every moment fewer chunks than
+  /// tryUsePage lines 7-19: the bit of a free chunk of page q, which has
+  /// `spots` chunks, starting at spot `hint`. The caller holds a reservation, so at every moment fewer chunks than
   /// the page has are set by others and some bit is clear. Lock-free: an
   /// attempt fails only when another thread set that bit first, and a
   /// circle over all words that finds none clear means that other threads
   /// set and cleared bits meanwhile (a state with every bit set never exists).
-  DYNASOAR_HD std::uint32_t take_spot(std::uint32_t q, std::uint32_t c, std::uint32_t hint) const {
+  DYNASOAR_HD std::uint32_t take_spot(std::uint32_t q, std::uint32_t spots, std::uint32_t hint) const {
     PageUsage& page = pages[q];
-    const std::uint32_t spots = spots_of(c);
     const std::uint32_t words = (spots + 63) / 64;
-    std::uint32_t spot = hint % spots;
+    // A hint is a reservation's count before it plus a rank below what it
+    // was granted: below spots.
+    const std::uint32_t spot = hint < spots ? hint : hint % spots;
     std::uint32_t w = spot / 64;
     auto b = static_cast<unsigned>(spot % 64);
+    // The hinted bit is tried at once, without reading its word first: the
+    // reservations of a page hand out consecutive hints, so the bit is
+    // mostly clear, and this saves a dependent load (setting a bit that is
+    // already set changes nothing). After that the word's value seen by the
+    // last attempt says where the clear bits are.
+    // Acquire: the chunk's last owner freed it with a release.
+    std::uint64_t mask = std::uint64_t{1} << b;
+    std::uint64_t seen = platform::atomic_fetch_or(&page.bits[w], mask, platform::acquire);
+    if ((seen & mask) == 0) return spot;
     for (;;) {
       const std::uint32_t in_word = spots - 64 * w < 64 ? spots - 64 * w : 64;
-      const std::uint64_t clear =
-          ~platform::atomic_load(&page.bits[w]) & platform::low_bits(in_word);
+      const std::uint64_t clear = ~seen & platform::low_bits(in_word);
       if (clear == 0) {
         w = w + 1 == words ? 0 : w + 1;
         b = 0;
+        seen = platform::atomic_load(&page.bits[w]);
         continue;
       }
       b = static_cast<unsigned>(platform::find_set_rotated(clear, b));
-      const std::uint64_t mask = std::uint64_t{1} << b;
-      // Acquire: the chunk's last owner freed it with a release.
-      if ((platform::atomic_fetch_or(&page.bits[w], mask, platform::acquire) & mask) == 0)
-        return 64 * w + b;
+      mask = std::uint64_t{1} << b;
+      seen = platform::atomic_fetch_or(&page.bits[w], mask, platform::acquire);
+      if ((seen & mask) == 0) return 64 * w + b;
     }
   }
 
   /// Sec. 6.3: a request larger than a page takes a run of whole pages. Runs
   /// are searched from the top of the pool downwards (small requests start
-  /// at the active super block, the first one at first), and claimed page by
+  /// in the active window, the first super blocks at first), and claimed page by
   /// page from the run's top with a compare-and-swap of the chunk word from
   /// 0; a page that is not free ends the attempt, the pages claimed are given
   /// back, and the search goes on below that page. Up to kRunPasses
@@ -725,15 +802,15 @@ struct ScatterAlloc {
     count_per_group(super_full, super_pages);
   }
 
-  /// Sec. 5.4: a free in a super block that is not the active one makes it
-  /// active with a chance that falls with its fill level: 1/4 when empty,
+  /// Sec. 5.4: a free in a super block that is not an active one makes it
+  /// the first of the window with a chance that falls with its fill level: 1/4 when empty,
   /// none from half full on (our numbers; the paper gives none). Decided by
   /// a hash of the address, so no random state is needed.
   DYNASOAR_HD void reactivate(std::uint32_t q, std::uint64_t address) const {
-    if (super_blocks == 1) return;
+    if (super_blocks == window) return;  // every super block is active
     const std::uint32_t s = q / super_pages;
     std::uint32_t current = platform::atomic_load(active);
-    if (current == s) return;
+    if ((s >= current ? s - current : s + super_blocks - current) < window) return;
     const std::int64_t full = platform::atomic_load(&super_full[s]);
     const std::int64_t room = std::int64_t{pages_in(s)} - 2 * full;
     if (room <= 0) return;
