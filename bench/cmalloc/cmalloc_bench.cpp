@@ -42,7 +42,12 @@
 // Usage: cmalloc_bench [--quick] [--csv FILE] [--only survey|generic|registers|fill|magnify]...
 //                      [--allocator NAME]... [--case NAME]... (survey cases)
 //                      [--heaps-per-sm N]... (multi-offset survey pools; default 1)
-//                      [--fill-mib 4|8|16|32|64]... (pools of the fill; default 64)
+//                      [--fill-mib 4|8|16|32|64|256|1024]... (pools of the fill; default 64)
+//                      [--super-block-mib 8|32|64|128|512]... (ScatterAlloc and XMalloc
+//                      survey and fill pools with super blocks of that size, besides the
+//                      default)
+//                      [--active-window 1|4|8|16|32|64]... (the same with that many active
+//                      super blocks)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -237,6 +242,8 @@ struct Options {
   dynasoar::bench::Selection cases;               // survey cases (--case)
   std::vector<unsigned> heaps_per_processor{1};  // survey of the multi-offset variants
   std::vector<unsigned> fill_mib{64};             // pool sizes of the fill
+  std::vector<unsigned> super_block_mib;          // extra ScatterAlloc pools (survey, fill)
+  std::vector<unsigned> active_window;            // the same, by active super blocks
 };
 
 // --- 1. survey ---------------------------------------------------------------------------
@@ -249,8 +256,30 @@ struct PoolVariant {
   std::string suffix;
   PoolOptions options;
 };
+// The default pool and, for ScatterAlloc and XMalloc (whose pages come from
+// ScatterAlloc), pools with super blocks of each size in --super-block-mib
+// and with each number of active super blocks in --active-window.
 template <class Alloc>
-std::vector<PoolVariant> survey_variants(const std::vector<unsigned>& per_processor) {
+std::vector<PoolVariant> super_block_variants(const Options& opt) {
+  std::vector<PoolVariant> v{{"", PoolOptions{}}};
+  if constexpr (std::is_same_v<Alloc, dynasoar::scatter::ScatterAlloc> ||
+                std::is_same_v<Alloc, dynasoar::xmalloc::XMalloc>) {
+    for (const unsigned mib : opt.super_block_mib) {
+      PoolOptions o;
+      o.scatter.super_block_pages = mib * ((1u << 20) / dynasoar::scatter::kPageBytes);
+      v.push_back({"+super_block_" + std::to_string(mib) + "MiB", o});
+    }
+    for (const unsigned w : opt.active_window) {
+      PoolOptions o;
+      o.scatter.active_window = w;
+      v.push_back({"+active_window_" + std::to_string(w), o});
+    }
+  }
+  return v;
+}
+
+template <class Alloc>
+std::vector<PoolVariant> survey_variants(const Options& opt) {
   if constexpr (std::is_same_v<Alloc, dynasoar::scatter::ScatterAlloc>) {
     // Its search as we run it, and as the paper describes it (Eq. 3 only,
     // regions one after the other): what scatter.md's deviation buys. And
@@ -260,12 +289,14 @@ std::vector<PoolVariant> survey_variants(const std::vector<unsigned>& per_proces
     PoolOptions paper, uncoalesced;
     paper.scatter.spread = false;
     uncoalesced.scatter.coalesce = false;
-    return {{"", PoolOptions{}}, {"+paper_search", paper}, {"+uncoalesced", uncoalesced}};
+    std::vector<PoolVariant> v = super_block_variants<Alloc>(opt);
+    v.insert(v.begin() + 1, {{"+paper_search", paper}, {"+uncoalesced", uncoalesced}});
+    return v;
   } else if constexpr (!Alloc::kCircular) {
-    return {{"", PoolOptions{}}};
+    return super_block_variants<Alloc>(opt);
   } else {
     std::vector<PoolVariant> v;
-    for (const unsigned hpp : Alloc::kMultiOffset ? per_processor : std::vector<unsigned>{1}) {
+    for (const unsigned hpp : Alloc::kMultiOffset ? opt.heaps_per_processor : std::vector<unsigned>{1}) {
       PoolOptions coalesced, paper;
       coalesced.min_chunk_bytes = 64 << 10;
       paper.coalesce = false;
@@ -288,7 +319,7 @@ void survey_with(dynasoar::bench::Csv& csv, const Options& o, const PoolVariant&
 
 template <class Alloc>
 void survey(dynasoar::bench::Csv& csv, const Options& o) {
-  for (const PoolVariant& v : survey_variants<Alloc>(o.heaps_per_processor))
+  for (const PoolVariant& v : survey_variants<Alloc>(o))
     survey_with<Alloc>(csv, o, v);
 }
 
@@ -470,13 +501,13 @@ void magnify(dynasoar::bench::Csv& csv, const Options& o) {
 // --- 4. fill to exhaustion ------------------------------------------------------------------
 
 template <class Alloc>
-void fill(dynasoar::bench::Csv& csv, unsigned mib) {
+void fill(dynasoar::bench::Csv& csv, unsigned mib, const PoolVariant& v) {
   if (std::string(Alloc::kName) == "AWMalloc") return;  // wraps instead of running out (Sec. 5.1)
   if constexpr (!Alloc::kDeviceHeap) {
     const std::uint64_t kPool = std::uint64_t{mib} << 20;
     constexpr std::uint64_t kBytes = 72;
     constexpr unsigned kThreads = 1024;
-    PoolHandle<Alloc> pool(kPool);
+    PoolHandle<Alloc> pool(kPool, v.options);
     dynasoar::platform::Buffer<unsigned long long> made(1);
     made.zero();
     DYNASOAR_CUDA_CHECK(cudaDeviceSynchronize());
@@ -493,7 +524,7 @@ void fill(dynasoar::bench::Csv& csv, unsigned mib) {
     pool.clear_errors();
     const double pct = 100.0 * static_cast<double>(n * kBytes) / static_cast<double>(pool.bytes());
     const std::string config = "72B_1024_threads" + (mib == 64 ? std::string() : "_" + std::to_string(mib) + "MiB");
-    csv.line(row("fill", Alloc::kName, config, std::max<std::uint64_t>(n, 1), t,
+    csv.line(row("fill", std::string(Alloc::kName) + v.suffix, config, std::max<std::uint64_t>(n, 1), t,
                  "utilisation_percent=" + fmt(pct, "%.2f") +
                      (full ? " stopped_by_nullptr" : " NOT_FULL") + stats_notes(std::max<std::uint64_t>(n, 1))));
   }
@@ -509,7 +540,8 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
   if (only.wants("magnify")) magnify<Alloc>(csv, o);
   if (only.wants("generic")) generic<Alloc>(csv, o);
   if (only.wants("fill"))
-    for (const unsigned mib : o.fill_mib) fill<Alloc>(csv, mib);
+    for (const unsigned mib : o.fill_mib)
+      for (const PoolVariant& v : super_block_variants<Alloc>(o)) fill<Alloc>(csv, mib, v);
 }
 
 // Every raw allocator of dynasoar/backend_list.h, and XMalloc in front of
@@ -535,10 +567,12 @@ int main(int argc, char** argv) {
       raw_allocator_names(),
       {}};
   dynasoar::bench::Selection heaps{"--heaps-per-sm", {"1", "2", "4", "8"}, {}};
-  dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64"}, {}};
+  dynasoar::bench::Selection fill_mib{"--fill-mib", {"4", "8", "16", "32", "64", "256", "1024"}, {}};
+  dynasoar::bench::Selection super_mib{"--super-block-mib", {"8", "32", "64", "128", "512"}, {}};
+  dynasoar::bench::Selection window{"--active-window", {"1", "4", "8", "16", "32", "64"}, {}};
   Options o;
   o.cases = {"--case", {"16B_per_thread", "16B_per_warp", "1KiB_per_thread", "1KiB_per_warp"}, {}};
-  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &o.cases, &heaps, &fill_mib}))
+  if (!dynasoar::bench::parse_args(argc, argv, args, {&only, &allocators, &o.cases, &heaps, &fill_mib, &super_mib, &window}))
     return 2;
   o.quick = args.quick;
   if (!heaps.chosen.empty()) {
@@ -550,6 +584,8 @@ int main(int argc, char** argv) {
     o.fill_mib.clear();
     for (const std::string& m : fill_mib.chosen) o.fill_mib.push_back(static_cast<unsigned>(std::stoul(m)));
   }
+  for (const std::string& m : super_mib.chosen) o.super_block_mib.push_back(static_cast<unsigned>(std::stoul(m)));
+  for (const std::string& w : window.chosen) o.active_window.push_back(static_cast<unsigned>(std::stoul(w)));
   const std::string csv_path = args.csv;
   try {
     dynasoar::bench::Csv csv(csv_path,
