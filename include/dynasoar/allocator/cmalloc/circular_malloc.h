@@ -491,12 +491,9 @@ struct CircularMalloc {
     std::uint64_t hops = 0;
     std::uint32_t small = 0;  // free chunks passed because they were too small
     std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
-    std::uint32_t prev_next = 0;    // the granule up to which the walk counted when it left prev
-    bool revisit = false;           // the next step is back on prev (a stale header, below)
+    std::uint32_t counted = g;      // the granule up to which `walked` counts the walk
     for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
       DYNASOAR_CMALLOC_COUNT(kHops);
-      const bool again = revisit;  // g was counted already
-      revisit = false;
       if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
       // A chunk smaller than the request is passed unclaimed (kSmall).
       Claim c = try_claim(g, next, units);
@@ -517,9 +514,9 @@ struct CircularMalloc {
         // step back usually finds the list again. Restarting from the offset
         // instead made walks through a region where warps free together (and
         // so merge often) start over dozens of times each.
-        // The chunk stepped back to was counted up to prev_next when the
+        // The chunk stepped back to was counted up to `counted` when the
         // walk left it; it now adds only what it grew by since, at least one
-        // granule (`again`). A walk that trails a merge on walk, which
+        // granule. A walk that trails a merge on walk, which
         // invalidates the header of every chunk it absorbs while its own
         // chunk grows, steps back to that chunk at each of them, thousands
         // of times in a walk; counting the chunk's whole size each time
@@ -530,13 +527,13 @@ struct CircularMalloc {
         // by at least one granule per step, and the distance walked forward
         // is never counted short.
         if (prev != kNoChunk) {
-          g = prev;
+          g = prev;  // `counted` stays where the walk left prev
           prev = kNoChunk;
-          revisit = true;
           continue;
         }
         g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
                                 : heap_start(heap);
+        counted = g;
         continue;
       }
       std::uint32_t size = g == granules - 1 ? 0 : next - g;
@@ -576,16 +573,17 @@ struct CircularMalloc {
             ++jumps;
             walked += distance(g, o);
             g = o;
+            counted = g;
             continue;
           }
         }
       }
-      if (!again)
-        walked += size == 0 ? 1 : size;
-      else
-        walked += next > prev_next ? next - prev_next : 1;
+      // next - g (the chunk's size) on a step forward, which starts at
+      // `counted`; what the chunk grew by on a step back; one granule for
+      // the pool's last granule (next wraps to 0) or a chunk that did not grow.
+      walked += next > counted ? next - counted : 1;
       prev = g;
-      prev_next = next;
+      counted = next;
       g = next;
     }
     DYNASOAR_CMALLOC_COUNT(kFailedWalks);
