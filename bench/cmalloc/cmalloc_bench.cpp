@@ -46,8 +46,8 @@
 //                      [--super-block-mib 8|32|64|128|512]... (ScatterAlloc and XMalloc
 //                      survey and fill pools with super blocks of that size, besides the
 //                      default)
-//                      [--active-window 1|4|8|16|32|64]... (the same with that many active
-//                      super blocks)
+//                      [--active-window 1|4|8|16|32|64]... (ScatterAlloc's survey and fill
+//                      pools with that many active super blocks)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -258,7 +258,7 @@ struct PoolVariant {
 };
 // The default pool and, for ScatterAlloc and XMalloc (whose pages come from
 // ScatterAlloc), pools with super blocks of each size in --super-block-mib
-// and with each number of active super blocks in --active-window.
+// and (ScatterAlloc) with each number of active super blocks in --active-window.
 template <class Alloc>
 std::vector<PoolVariant> super_block_variants(const Options& opt) {
   std::vector<PoolVariant> v{{"", PoolOptions{}}};
@@ -269,7 +269,10 @@ std::vector<PoolVariant> super_block_variants(const Options& opt) {
       o.scatter.super_block_pages = mib * ((1u << 20) / dynasoar::scatter::kPageBytes);
       v.push_back({"+super_block_" + std::to_string(mib) + "MiB", o});
     }
-    for (const unsigned w : opt.active_window) {
+    // XMalloc runs its ScatterAlloc with one active super block (xmalloc.h).
+    for (const unsigned w : std::is_same_v<Alloc, dynasoar::scatter::ScatterAlloc>
+                                ? opt.active_window
+                                : std::vector<unsigned>{}) {
       PoolOptions o;
       o.scatter.active_window = w;
       v.push_back({"+active_window_" + std::to_string(w), o});

@@ -1226,6 +1226,66 @@ TEST(CMallocScatter, MultiprocessorsStartInTheirSuperBlockOfTheWindow) {
   expect_consistent(audit(full));
 }
 
+// Whole pages, allocated each round and freed every other round, in a
+// pool about 14 % larger than what is held at the peak (the pattern of
+// CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, whose blocks are
+// whole ScatterAlloc pages, without XMalloc's queues). counters: [0] broken
+// patterns, [1] nullptrs. held: per worker rounds / 2.
+struct WholePageChurn {
+  ScatterAlloc a;
+  Held* held;
+  unsigned long long* counters;
+  std::size_t workers_wanted;
+  int rounds;
+  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
+    if (w >= workers_wanted) return;
+    constexpr std::uint64_t kBytes = 4048;
+    unsigned long long broken = 0, nulls = 0;
+    for (int r = 0; r < rounds; ++r) {
+      const std::uint64_t sig = platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
+      const auto address = reinterpret_cast<std::uint64_t>(a.malloc(kBytes));
+      if (address == 0) {
+        ++nulls;
+        continue;
+      }
+      fill_user_data(address, kBytes, sig);
+      if (!user_data_intact(address, kBytes, sig)) ++broken;
+      if (r % 2 == 0)
+        a.free(reinterpret_cast<void*>(address));
+      else
+        held[w * static_cast<std::size_t>(rounds / 2) + static_cast<std::size_t>(r / 2)] = {
+            address, kBytes, sig};
+    }
+    platform::atomic_fetch_add(&counters[0], broken);
+    platform::atomic_fetch_add(&counters[1], nulls);
+  }
+};
+
+TEST(CMallocScatter, WholePageChurnInATightPoolFindsEveryFreePage) {
+  const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
+  const int rounds = test::stress_rounds(platform::kCudaBuild ? 16 : 400);
+  const std::size_t kept = workers * static_cast<std::size_t>(rounds / 2);
+  for (const std::uint32_t window : {1u, 8u}) {
+    SCOPED_TRACE("active window " + std::to_string(window));
+    PoolOptions po;
+    po.scatter.active_window = window;
+    // The peak: what is kept and one page in flight per worker.
+    PoolHandle<ScatterAlloc> pool((kept + workers) * kPageBytes * 114 / 100, po);
+    Buffer<Held> held(kept);
+    held.zero();
+    Buffer<unsigned long long> counters(2);
+    counters.zero();
+    platform::parallel_workers(workers, WholePageChurn{pool.device(), held.data(), counters.data(),
+                                                       workers, rounds});
+    platform::synchronize();
+    const std::vector<unsigned long long> c = counters.to_vector();
+    EXPECT_EQ(c[0], 0u) << "patterns broken: a page was handed out twice";
+    EXPECT_EQ(c[1], 0u) << "allocations failed although the pool had room";
+    EXPECT_NO_THROW(pool.check_errors());
+    expect_consistent(audit(pool));
+  }
+}
+
 // The stride of the spread search, for every multiprocessor and warp slot of
 // an H100 (and more) and many region counts: in [1, regions) (1 for up to two
 // regions) and coprime to the regions, so that stepping by it from any region

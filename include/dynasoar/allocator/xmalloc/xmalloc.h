@@ -304,6 +304,15 @@ struct XMallocOn {
     if constexpr (kOnScatter) {
       scatter::Options underlying = o.underlying;
       underlying.coalesce = false;
+      // The paper's single active super block: with a window of 8,
+      // CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack failed 400-1 800
+      // of its requests in each of 24 runs on the H100 (not with 10 % more
+      // pool, still with 8 drains instead of 2), while ScatterAlloc alone
+      // passes the same whole-page churn in a tighter pool with either
+      // (CMallocScatter.WholePageChurnInATightPoolFindsEveryFreePage). The
+      // queues' part in it is not understood yet
+      // (bench/results/2026-11-26-h100-scatter-window/README.md).
+      underlying.active_window = 1;
       under.attach(pool, pool_bytes, meta, underlying);
     }
     // The underlying allocator's out-of-memory flag is a word of its own:
