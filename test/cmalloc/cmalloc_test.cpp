@@ -1175,7 +1175,9 @@ struct StartSuperBlock {
 struct FreeRecorded {
   ScatterAlloc a;
   const std::uint64_t* out;
-  DYNASOAR_HD void operator()(std::size_t i) const { a.free(reinterpret_cast<void*>(out[3 * i + 2])); }
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    a.free(reinterpret_cast<void*>(out[3 * i + 2]));
+  }
 };
 
 // The warps of a GPU spread over a window of super blocks instead of the
@@ -1226,41 +1228,11 @@ TEST(CMallocScatter, MultiprocessorsStartInTheirSuperBlockOfTheWindow) {
   expect_consistent(audit(full));
 }
 
-// Whole pages, allocated each round and freed every other round, in a
-// pool about 14 % larger than what is held at the peak (the pattern of
+// Whole pages (4 048-byte requests), allocated each round and freed every
+// other round (test::FreeEveryOtherRound), in a pool 14 % larger than what
+// is held at the peak: the pattern of
 // CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, whose blocks are
-// whole ScatterAlloc pages, without XMalloc's queues). counters: [0] broken
-// patterns, [1] nullptrs. held: per worker rounds / 2.
-struct WholePageChurn {
-  ScatterAlloc a;
-  Held* held;
-  unsigned long long* counters;
-  std::size_t workers_wanted;
-  int rounds;
-  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
-    if (w >= workers_wanted) return;
-    constexpr std::uint64_t kBytes = 4048;
-    unsigned long long broken = 0, nulls = 0;
-    for (int r = 0; r < rounds; ++r) {
-      const std::uint64_t sig = platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
-      const auto address = reinterpret_cast<std::uint64_t>(a.malloc(kBytes));
-      if (address == 0) {
-        ++nulls;
-        continue;
-      }
-      fill_user_data(address, kBytes, sig);
-      if (!user_data_intact(address, kBytes, sig)) ++broken;
-      if (r % 2 == 0)
-        a.free(reinterpret_cast<void*>(address));
-      else
-        held[w * static_cast<std::size_t>(rounds / 2) + static_cast<std::size_t>(r / 2)] = {
-            address, kBytes, sig};
-    }
-    platform::atomic_fetch_add(&counters[0], broken);
-    platform::atomic_fetch_add(&counters[1], nulls);
-  }
-};
-
+// whole ScatterAlloc pages, without XMalloc's queues.
 TEST(CMallocScatter, WholePageChurnInATightPoolFindsEveryFreePage) {
   const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
   const int rounds = test::stress_rounds(platform::kCudaBuild ? 16 : 400);
@@ -1275,8 +1247,9 @@ TEST(CMallocScatter, WholePageChurnInATightPoolFindsEveryFreePage) {
     held.zero();
     Buffer<unsigned long long> counters(2);
     counters.zero();
-    platform::parallel_workers(workers, WholePageChurn{pool.device(), held.data(), counters.data(),
-                                                       workers, rounds});
+    platform::parallel_workers(
+        workers, test::FreeEveryOtherRound<ScatterAlloc>{pool.device(), held.data(),
+                                                         counters.data(), workers, rounds, 4048});
     platform::synchronize();
     const std::vector<unsigned long long> c = counters.to_vector();
     EXPECT_EQ(c[0], 0u) << "patterns broken: a page was handed out twice";

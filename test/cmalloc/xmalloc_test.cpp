@@ -753,41 +753,6 @@ TEST(CMallocXMalloc, EveryBlockIsAccountedForAfterContendedChurn) {
 // together (one subtraction, the block to the queue) and take it back from
 // their queue in the next round. 2000 bytes: two pieces per block, so a
 // warp's group has 16 leaders that take blocks at once. Then the audit.
-struct FreeEveryOtherRound {
-  XMalloc a;
-  Held* held;  // per worker rounds / 2
-  unsigned long long* counters;  // [0] broken patterns, [1] nullptrs
-  std::size_t workers_wanted;
-  int rounds;
-  std::uint64_t bytes;
-  DYNASOAR_HD void operator()(std::size_t w, std::size_t) const {
-    if (w >= workers_wanted) return;
-    unsigned long long broken = 0, nulls = 0;
-    for (int r = 0; r < rounds; ++r) {
-      const std::uint64_t sig = platform::mix64(w * 7919ull + static_cast<std::uint64_t>(r));
-      const auto address = reinterpret_cast<std::uint64_t>(a.malloc(bytes));
-      if (address == 0) {
-        ++nulls;
-        continue;
-      }
-      fill_user_data(address, bytes, sig);
-      if (!user_data_intact(address, bytes, sig)) ++broken;
-      if (r % 2 == 0)
-        a.free(reinterpret_cast<void*>(address));
-      else
-        held[w * static_cast<std::size_t>(rounds / 2) + static_cast<std::size_t>(r / 2)] = {
-            address, bytes, sig};
-    }
-    const auto mine = static_cast<std::size_t>(rounds / 2);
-    for (std::size_t i = 0; i < mine; ++i) {
-      const Held& h = held[w * mine + i];
-      if (h.address != 0 && !user_data_intact(h.address, h.bytes, h.sig)) ++broken;
-    }
-    platform::atomic_fetch_add(&counters[0], broken);
-    platform::atomic_fetch_add(&counters[1], nulls);
-  }
-};
-
 TEST(CMallocXMalloc, WarpsThatFreeWholeBlocksTakeThemBack) {
   const std::size_t workers = platform::kCudaBuild ? 8192 : 16;
   const int rounds = test::stress_rounds(platform::kCudaBuild ? 16 : 400);
@@ -800,7 +765,7 @@ TEST(CMallocXMalloc, WarpsThatFreeWholeBlocksTakeThemBack) {
     held.zero();
     Buffer<unsigned long long> counters(2);
     counters.zero();
-    platform::parallel_workers(workers, FreeEveryOtherRound{pool.device(), held.data(),
+    platform::parallel_workers(workers, test::FreeEveryOtherRound<XMalloc>{pool.device(), held.data(),
                                                             counters.data(), workers, rounds,
                                                             bytes});
     platform::synchronize();

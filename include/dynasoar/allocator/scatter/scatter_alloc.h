@@ -177,24 +177,24 @@ struct ScatterAlloc {
   /// Downward passes of a search for a run of pages (see malloc_run).
   static constexpr std::uint32_t kRunPasses = 4;
 
-  std::uint64_t mem;           ///< address of page 0 (16-byte aligned)
-  PageUsage* pages;            ///< the usage table, one entry per page
-  std::int32_t* region_full;   ///< full pages per region (a hint)
-  std::int32_t* super_full;    ///< full pages per super block (a hint)
-  std::uint32_t* active;       ///< the active super block (Sec. 5.4)
-  std::uint32_t page_count;    ///< pages of the pool
-  std::uint32_t super_pages;   ///< pages per super block
-  std::uint32_t super_blocks;  ///< super blocks; the last may have fewer pages
-  std::uint32_t window;        ///< super blocks searches start in (Options::active_window)
-  std::uint32_t region_pages;  ///< pages per region
-  std::uint32_t region_shift;  ///< log2(region_pages) if a power of two, else 32
-  std::uint32_t super_regions; ///< regions of a super block of super_pages pages
-  std::uint32_t max_frag;      ///< see Options::max_frag
-  std::uint32_t k_size;        ///< k_S of Eq. 3
-  std::uint32_t k_mp;          ///< k_mp of Eq. 3
-  bool spread;                 ///< see Options::spread
-  bool coalesce;               ///< see Options::coalesce
-  unsigned* error;             ///< cmalloc::PoolError and ScatterError flags
+  std::uint64_t mem;            ///< address of page 0 (16-byte aligned)
+  PageUsage* pages;             ///< the usage table, one entry per page
+  std::int32_t* region_full;    ///< full pages per region (a hint)
+  std::int32_t* super_full;     ///< full pages per super block (a hint)
+  std::uint32_t* active;        ///< the active super block (Sec. 5.4)
+  std::uint32_t page_count;     ///< pages of the pool
+  std::uint32_t super_pages;    ///< pages per super block
+  std::uint32_t super_blocks;   ///< super blocks; the last may have fewer pages
+  std::uint32_t window;         ///< super blocks searches start in (Options::active_window)
+  std::uint32_t region_pages;   ///< pages per region
+  std::uint32_t region_shift;   ///< log2(region_pages) if a power of two, else 32
+  std::uint32_t super_regions;  ///< regions of a super block of super_pages pages
+  std::uint32_t max_frag;       ///< see Options::max_frag
+  std::uint32_t k_size;         ///< k_S of Eq. 3
+  std::uint32_t k_mp;           ///< k_mp of Eq. 3
+  bool spread;                  ///< see Options::spread
+  bool coalesce;                ///< see Options::coalesce
+  unsigned* error;              ///< cmalloc::PoolError and ScatterError flags
 
   // --- set-up (host) ------------------------------------------------------------------
 
@@ -428,7 +428,8 @@ struct ScatterAlloc {
       std::uint64_t words[2] = {0, 0};
       if (lane == leader) {
         const Grant mine = find(size, want);
-        words[0] = std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
+        words[0] =
+            std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
         // base < spots <= 256: both fit below bit 32 with the mark.
         words[1] = std::uint64_t{mine.chunk} << 32 | std::uint64_t{mine.spots} << 16 |
                    std::uint64_t{mine.base} << 1 | warp::kHandedOver;
@@ -467,12 +468,11 @@ struct ScatterAlloc {
 
   /// The search of Alg. alloc over the super blocks, starting at this
   /// multiprocessor's super block of the active window (Sec. 5.4 has one
-  /// active super block; Options::active_window). The first pass follows the fill levels: it skips super
-  /// blocks and regions that are 90% full. If it finds nothing, a second pass
-  /// (not in the paper) visits every page, so that counters that lag (see
-  /// count_full) never hide a free chunk, and a third accepts any
-  /// chunk size from the request up to a page. Bounded: at most three visits
-  /// of every page.
+  /// active super block; Options::active_window). The first pass follows the fill levels: it skips
+  /// super blocks and regions that are 90% full. If it finds nothing, a second pass (not in the
+  /// paper) visits every page, so that counters that lag (see count_full) never hide a free chunk,
+  /// and a third accepts any chunk size from the request up to a page. Bounded: at most three
+  /// visits of every page.
   DYNASOAR_HD Grant find(std::uint32_t size, std::uint32_t want) const {
     const auto mp = static_cast<std::uint32_t>(platform::warp::processor_id());
     const auto slot = static_cast<std::uint32_t>(platform::warp::warp_slot());
@@ -481,7 +481,8 @@ struct ScatterAlloc {
     std::uint32_t base = platform::atomic_load(active);
     if (base >= super_blocks) base = 0;  // never stored; defensive
     const std::uint32_t offset = window == 1 ? 0 : modulo(mp, window);
-    const std::uint32_t start = base + offset < super_blocks ? base + offset : base + offset - super_blocks;
+    const std::uint32_t start =
+        base + offset < super_blocks ? base + offset : base + offset - super_blocks;
     // Every super block but the last has super_pages pages: one probe serves
     // them all, computed once per search rather than once per super block.
     const Probe whole = probe(size, mp, slot, 0);
@@ -493,14 +494,16 @@ struct ScatterAlloc {
       for (std::uint32_t k = 0; k < super_blocks; ++k) {
         const std::uint32_t s = start + k < super_blocks ? start + k : start + k - super_blocks;
         const Probe at = pages_in(s) == super_pages ? whole : probe(size, mp, slot, s);
-        const std::uint32_t first_region = s * super_regions;  // super_pages is a multiple of region_pages
+        const std::uint32_t first_region =
+            s * super_regions;        // super_pages is a multiple of region_pages
         std::int32_t first_full = 0;  // the first region's fill level (pass 0)
         if (pass == 0) {
           // The super block's fill level and that of the region the search
           // starts in, with two independent loads that the hardware
           // overlaps: one dependent round trip less on every search.
           first_full = platform::atomic_load(&region_full[first_region + at.region]);
-          if (std::int64_t{platform::atomic_load(&super_full[s])} * 10 >= std::int64_t{pages_in(s)} * 9)
+          if (std::int64_t{platform::atomic_load(&super_full[s])} * 10 >=
+              std::int64_t{pages_in(s)} * 9)
             continue;
         }
         const Grant g = search_super(s, size, smax, want, at, first_region, pass == 0, first_full);
@@ -524,11 +527,10 @@ struct ScatterAlloc {
   /// skipping a region whose fill level is too high (with `hints`; lines 5-6
   /// and 30-31). `first_full` is the fill level of the first region, read
   /// by the caller with the super block's. The first region is the one of the start page
-  /// (`at.region`), searched from that page (`at.offset`) around the region. The paper goes on to the next region;
-  /// with `spread` the next region is `at.step` regions further (a stride
-  /// coprime to the regions, so each is visited once), and every region is
-  /// searched from the same offset as the first. Bounded by the super
-  /// block's pages.
+  /// (`at.region`), searched from that page (`at.offset`) around the region. The paper goes on to
+  /// the next region; with `spread` the next region is `at.step` regions further (a stride coprime
+  /// to the regions, so each is visited once), and every region is searched from the same offset as
+  /// the first. Bounded by the super block's pages.
   DYNASOAR_HD Grant search_super(std::uint32_t s, std::uint32_t size, std::uint32_t smax,
                                  std::uint32_t want, Probe at, std::uint32_t first_region,
                                  bool hints, std::int32_t first_full) const {
@@ -543,11 +545,14 @@ struct ScatterAlloc {
     for (std::uint32_t k = 0; k < regions; ++k) {
       const std::uint32_t lo = r * region_pages;
       const std::uint32_t len = n - lo < region_pages ? n - lo : region_pages;
-      const std::int32_t full =
-          !hints ? 0 : k == 0 ? first_full : platform::atomic_load(&region_full[first_region + r]);
+      const std::int32_t full = !hints   ? 0
+                                : k == 0 ? first_full
+                                         : platform::atomic_load(&region_full[first_region + r]);
       if (std::int64_t{full} * 10 < std::int64_t{len} * 9) {
         // The last region of a pool may be shorter than the offset.
-        const std::uint32_t from = k != 0 && !spread ? 0 : at.offset < len ? at.offset : at.offset % len;
+        const std::uint32_t from = k != 0 && !spread ? 0
+                                   : at.offset < len ? at.offset
+                                                     : at.offset % len;
         for (std::uint32_t i = 0; i < len; ++i) {
           const std::uint32_t q = first + lo + (from + i < len ? from + i : from + i - len);
           const Grant g = try_page(q, size, smax, want);
@@ -686,12 +691,13 @@ struct ScatterAlloc {
   }
 
   /// tryUsePage lines 7-19: the bit of a free chunk of page q, which has
-  /// `spots` chunks, starting at spot `hint`. The caller holds a reservation, so at every moment fewer chunks than
-  /// the page has are set by others and some bit is clear. Lock-free: an
-  /// attempt fails only when another thread set that bit first, and a
-  /// circle over all words that finds none clear means that other threads
-  /// set and cleared bits meanwhile (a state with every bit set never exists).
-  DYNASOAR_HD std::uint32_t take_spot(std::uint32_t q, std::uint32_t spots, std::uint32_t hint) const {
+  /// `spots` chunks, starting at spot `hint`. The caller holds a reservation, so at every moment
+  /// fewer chunks than the page has are set by others and some bit is clear. Lock-free: an attempt
+  /// fails only when another thread set that bit first, and a circle over all words that finds none
+  /// clear means that other threads set and cleared bits meanwhile (a state with every bit set
+  /// never exists).
+  DYNASOAR_HD std::uint32_t take_spot(std::uint32_t q, std::uint32_t spots,
+                                      std::uint32_t hint) const {
     PageUsage& page = pages[q];
     const std::uint32_t words = (spots + 63) / 64;
     // A hint is a reservation's count before it plus a rank below what it
