@@ -461,6 +461,17 @@ TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
   options.underlying.coalesce = true;
   PoolHandle<XMalloc> from_options(std::uint64_t{64} * kPageBytes, options);
   EXPECT_FALSE(from_options.device().under.coalesce);
+
+  // And it searches from one active super block (XMalloc::attach; the
+  // window of 8 failed CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack),
+  // where the same options give ScatterAlloc alone a window of 4.
+  cmalloc::PoolOptions windowed;
+  windowed.scatter.super_block_pages = 16;
+  windowed.scatter.active_window = 4;
+  PoolHandle<ScatterAlloc> alone(std::uint64_t{64} * kPageBytes, windowed);
+  EXPECT_EQ(alone.device().window, 4u);
+  PoolHandle<XMalloc> under_xmalloc(std::uint64_t{64} * kPageBytes, windowed);
+  EXPECT_EQ(under_xmalloc.device().under.window, 1u);
 }
 
 // --- contended churn, then an audit -----------------------------------------------------

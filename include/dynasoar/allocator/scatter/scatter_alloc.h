@@ -82,6 +82,8 @@ inline constexpr std::uint32_t kPageBytes = 4096;
 inline constexpr std::uint32_t kMaxChunks = kPageBytes / kAlignment;
 /// 64-bit words of a page's bit field.
 inline constexpr std::uint32_t kPageWords = kMaxChunks / 64;
+static_assert(kMaxChunks < (1u << 15),
+              "a grant packs a page's chunk count in 16 bits and its base in 15");
 static_assert(kMaxChunks % 64 == 0, "a page's bit field is whole 64-bit words");
 
 /// The error flag a bad free raises (cmalloc::PoolError's, named here too).
@@ -124,7 +126,8 @@ struct Options {
   /// this many super blocks instead of filling the paper's one active super
   /// block, whose last free pages every search then walks to (Sec. 8, Fig. 2).
   /// 1: the paper's single active super block. The default, 8 (64 MiB of
-  /// the default super blocks), was the best of 1 to 64 measured on an H100
+  /// the default super blocks), was the best trade-off of 1, 4, 8, 16 and 32
+  /// on an H100 between the survey and two examples
   /// (bench/results/2026-11-26-h100-scatter-window/).
   std::uint32_t active_window = 8;
 };
@@ -430,7 +433,7 @@ struct ScatterAlloc {
         const Grant mine = find(size, want);
         words[0] =
             std::uint64_t{mine.page} << 32 | std::uint64_t{mine.granted} << 1 | warp::kHandedOver;
-        // base < spots <= 256: both fit below bit 32 with the mark.
+        // base < spots <= kMaxChunks (256): bits 1-15 and 16-31, with the mark in bit 0.
         words[1] = std::uint64_t{mine.chunk} << 32 | std::uint64_t{mine.spots} << 16 |
                    std::uint64_t{mine.base} << 1 | warp::kHandedOver;
       }

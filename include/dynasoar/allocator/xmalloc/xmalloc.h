@@ -291,7 +291,8 @@ struct XMallocOn {
   /// divergent branch, the one place where the lanes of a mask could be at
   /// different synchronising calls. The one-lane path has no warp
   /// intrinsic, and it costs little: one request per group, not per lane.
-  /// (CUDA's malloc is one-lane code already.)
+  /// (CUDA's malloc is one-lane code already.) It also runs with one active
+  /// super block, whatever `o.underlying.active_window` says (see below).
   void attach(std::uint64_t pool, std::uint64_t pool_bytes, std::uint64_t* meta, const Options& o) {
     const std::string name = kName;
     if (pool_bytes < scatter::kPageBytes)
@@ -308,10 +309,11 @@ struct XMallocOn {
       // CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack failed 400-1 800
       // of its requests in each of 24 runs on the H100 (not with 10 % more
       // pool, still with 8 drains instead of 2), while ScatterAlloc alone
-      // passes the same whole-page churn in a tighter pool with either
+      // passes the same whole-page churn with the same slack with either
       // (CMallocScatter.WholePageChurnInATightPoolFindsEveryFreePage). The
       // queues' part in it is not understood yet
-      // (bench/results/2026-11-26-h100-scatter-window/README.md).
+      // (bench/results/2026-11-26-h100-scatter-window/README.md; the same
+      // slack, 1.28 times the pages held at the peak).
       underlying.active_window = 1;
       under.attach(pool, pool_bytes, meta, underlying);
     }
