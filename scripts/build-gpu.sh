@@ -15,5 +15,5 @@ cmake -S . -B build-gpu -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDYNASOAR_VIEWER_SDL2=OFF "${static_png[@]}"
 cmake --build build-gpu -j "${JOBS:-$(nproc)}"
 rm -rf build-gpu/bin && mkdir -p build-gpu/bin
-cp build-gpu/test/*_test build-gpu/bench/bitmap_bench build-gpu/bench/soa_bench build-gpu/bench/cmalloc_bench build-gpu/bench/cmalloc_probe build-gpu/bench/backend_bench build-gpu/example/bitmap_demo build-gpu/example/readme_example_* build-gpu/example/learn_* build-gpu/example/wator_* build-gpu/example/nbody_* build-gpu/example/gol_* build-gpu/example/kdtree_* build-gpu/example/phase_timer_test build-gpu/bin/
+cp build-gpu/test/*_test build-gpu/bench/bitmap_bench build-gpu/bench/soa_bench build-gpu/bench/cmalloc_bench build-gpu/bench/cmalloc_probe build-gpu/bench/backend_bench build-gpu/example/bitmap_demo build-gpu/example/readme_example_* build-gpu/example/learn_* build-gpu/example/wator_* build-gpu/example/nbody_* build-gpu/example/gol_* build-gpu/example/kdtree_* build-gpu/example/barnes_hut_* build-gpu/example/phase_timer_test build-gpu/bin/
 du -sh build-gpu/bin

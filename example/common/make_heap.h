@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 
 #include <dynasoar/dynasoar.h>
 
@@ -20,6 +21,21 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
   return Handle(bytes, options);
 }
 // snippet-end: make-heap
+
+/// The heap an example asks for when --heap-mib is not given: its own
+/// estimate, `estimate`, on every back end but XMalloc, which gets four
+/// times that. XMalloc keeps freed blocks in its queues (up to 131 072 per
+/// size class) and a block until its last piece is freed; under the churn
+/// of wa-tor and the game of life it ran out of the estimate at the
+/// benchmark sizes (wa-tor within 50 steps of 500, the soup within 10 of
+/// 300) and finished in 2.56 and 4 times it (bench/results/
+/// 2026-11-27-h100-xmalloc-pool/). Used where that was measured: wa-tor
+/// and the game of life; the other examples finish in their estimate.
+template <class Alloc>
+std::uint64_t default_pool_bytes(std::uint64_t estimate) {
+  constexpr bool kBuffersFreedBlocks = std::string_view(Alloc::kBackendName) == "XMalloc";
+  return kBuffersFreedBlocks ? 4 * estimate : estimate;
+}
 
 // snippet-begin: check-now-and-then
 /// Inside a simulation loop that queues its do-alls without waiting: every

@@ -222,9 +222,11 @@ StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
 
 RunReport run(const Config& c) {
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
+  const std::uint64_t heap_bytes =
+      c.heap_bytes != 0 ? c.heap_bytes : default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
   // snippet-begin: setup
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
-  Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height));
+  Handle heap(heap_bytes);  // --heap-mib, or the estimate for the grid
   Grid grid{c.width, c.height, c.seed, 0};
   platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
   heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());
