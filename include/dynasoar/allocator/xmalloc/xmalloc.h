@@ -153,6 +153,17 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
   /// whose pool is nearly full ran out with the blocks queued
   /// (CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, 2000 bytes).
   static constexpr std::uint32_t kQueueAttempts = 1;
+  /// Queues per size class by default: the paper's 16 (Sec. 5.2). On the
+  /// examples' object churn, where a few lanes of a warp allocate at a time
+  /// and frees come from other warps, more queues spread the freed blocks
+  /// so thin that a malloc's four probes find them empty: wa-tor took
+  /// 34.7-36.5 s with 8192 queues, 21.1 s with 1024 of 64 slots, 9.7-10.3 s
+  /// with 64 or 256, and 4.2 s with 16; the soup 25.2-25.7 s and 4.1 s.
+  /// The price is on the survey, where every warp of a launch of 32 768
+  /// wants a block of the same class: 16 B one per thread 0.209 against
+  /// 0.077 ms, 1 KiB one per thread 9.6 against 5.9 ms, the other cases
+  /// within 1.1x (bench/results/2026-11-27-h100-xmalloc-pool/queues/).
+  static constexpr std::uint32_t kDefaultQueues = 16;
 };
 /// CUDA's device malloc has no settings of its own.
 struct NoUnderlyingOptions {};
@@ -167,16 +178,22 @@ struct UnderlyingTraits<cmalloc::CudaMalloc> {
   /// per queue in the survey's 16-byte case: 80 ms with one attempt, 50 ms
   /// with 32; with the 8192 queues of today few warps meet on a queue.)
   static constexpr std::uint32_t kQueueAttempts = 32;
+  /// Queues per size class by default: 8192, so that a launch of 32 768
+  /// warps puts 4 on each and nearly none calls CUDA's malloc (the survey's
+  /// 16-byte case: 0.046 ms against 51 ms with 1024 queues, dfcc143).
+  static constexpr std::uint32_t kDefaultQueues = 8192;
 };
 
-/// Settings of an XMalloc pool, read when the pool is made.
-template <class UnderOptions>
+/// Settings of an XMalloc pool, read when the pool is made; `kQueues` is
+/// the default of `queues` for the underlying allocator
+/// (UnderlyingTraits::kDefaultQueues).
+template <class UnderOptions, std::uint32_t kQueues>
 struct BasicOptions {
   /// Queues (buffers) per size class (Sec. 5.2 uses 16 on a GPU of 15
-  /// multiprocessors; many more spread the warps of a large GPU so that few
-  /// meet on one queue: a launch of 32 768 warps puts 4 on each).
-  /// Rounded down to a power of two.
-  std::uint32_t queues = 8192;
+  /// multiprocessors). Over ScatterAlloc 16 by default, over CUDA's malloc
+  /// 8192 (see UnderlyingTraits for why each). Rounded down to a power of
+  /// two.
+  std::uint32_t queues = kQueues;
   /// Blocks one queue holds (the paper's 2^s). Rounded down to a power of
   /// two, at least 2. Small pools get fewer queues and slots (geometry()).
   std::uint32_t queue_slots = 16;
@@ -189,7 +206,8 @@ struct BasicOptions {
   UnderOptions underlying{};
 };
 /// The settings of XMalloc over ScatterAlloc.
-using Options = BasicOptions<scatter::Options>;
+using Options =
+    BasicOptions<scatter::Options, UnderlyingTraits<scatter::ScatterAlloc>::kDefaultQueues>;
 
 /// The queues of a pool: per class, `queues` FIFOs of `slots` messages.
 struct Geometry {
@@ -216,7 +234,8 @@ struct XMallocOn {
   /// PoolHandle still gives the queues their side table).
   static constexpr bool kDeviceHeap = Under::kDeviceHeap;
   /// The settings PoolHandle passes to metadata_words and attach.
-  using Options = BasicOptions<typename UnderlyingTraits<Under>::Options>;
+  using Options = BasicOptions<typename UnderlyingTraits<Under>::Options,
+                               UnderlyingTraits<Under>::kDefaultQueues>;
 
   /// Outcomes of one queue operation.
   enum Outcome : unsigned {
