@@ -226,7 +226,7 @@ RunReport run(const Config& c) {
       c.heap_bytes != 0 ? c.heap_bytes : default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
   // snippet-begin: setup
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
-  Handle heap(heap_bytes);  // --heap-mib, or the estimate for the grid
+  Handle heap(heap_bytes);  // --heap-mib, or the default for the grid and back end
   Grid grid{c.width, c.height, c.seed, 0};
   platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
   heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());

@@ -154,15 +154,16 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
   /// (CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, 2000 bytes).
   static constexpr std::uint32_t kQueueAttempts = 1;
   /// Queues per size class by default: the paper's 16 (Sec. 5.2). On the
-  /// examples' object churn, where a few lanes of a warp allocate at a time
-  /// and frees come from other warps, more queues spread the freed blocks
-  /// so thin that a malloc's four probes find them empty: wa-tor took
+  /// examples' object churn more queues were far slower: wa-tor took
   /// 34.7-36.5 s with 8192 queues, 21.1 s with 1024 of 64 slots, 9.7-10.3 s
-  /// with 64 or 256, and 4.2 s with 16; the soup 25.2-25.7 s and 4.1 s.
-  /// The price is on the survey, where every warp of a launch of 32 768
-  /// wants a block of the same class: 16 B one per thread 0.209 against
-  /// 0.077 ms, 1 KiB one per thread 9.6 against 5.9 ms, the other cases
-  /// within 1.1x (bench/results/2026-11-27-h100-xmalloc-pool/queues/).
+  /// with 64 or 256, and 4.2 s with 16; the soup 25.2-25.7 s and 4.1 s. Our
+  /// reading, without counters: a few lanes of a warp allocate at a time
+  /// and frees come from other warps, so many queues spread the freed
+  /// blocks where a malloc's four probes do not find them. The price is on
+  /// the survey, where every warp of a launch of 32 768 wants a block of
+  /// the same class: 16 B one per thread 0.209 against 0.077 ms, 1 KiB one
+  /// per thread 9.6 against 5.9 ms, one request per warp within 1.1x,
+  /// frees 1.5-2.4x slower (bench/results/2026-11-27-h100-xmalloc-pool/).
   static constexpr std::uint32_t kDefaultQueues = 16;
 };
 /// CUDA's device malloc has no settings of its own.
