@@ -159,7 +159,8 @@ RunReport run(const Config& c) {
   const Grid grid{c.width, c.height};
   const auto n = static_cast<std::size_t>(grid.cells());
   // A class never has more objects than cells, nor more new ones in a step.
-  const std::uint64_t default_bytes = default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
+  const std::uint64_t default_bytes =
+      default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
   Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_bytes, 2 * n);
   platform::Buffer<Cell*> cells(n);
   {

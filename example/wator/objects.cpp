@@ -223,7 +223,8 @@ StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
 RunReport run(const Config& c) {
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
   const std::uint64_t heap_bytes =
-      c.heap_bytes != 0 ? c.heap_bytes : default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
+      c.heap_bytes != 0 ? c.heap_bytes
+                        : default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
   // snippet-begin: setup
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap(heap_bytes);  // --heap-mib, or the default for the grid and back end
