@@ -1212,7 +1212,9 @@ TEST(CMallocScatter, MultiprocessorsStartInTheirSuperBlockOfTheWindow) {
   EXPECT_EQ(used, expected);
   // 4 096 threads over the GPU's multiprocessors; the host's threads may be
   // too few to reach two super blocks.
-  if (platform::kCudaBuild) EXPECT_GT(used.size(), 1u) << "the window was not used";
+  if (platform::kCudaBuild) {
+    EXPECT_GT(used.size(), 1u) << "the window was not used";
+  }
   platform::parallel_for(kRequests, FreeRecorded{pool.device(), out.data()});
   platform::synchronize();
   EXPECT_NO_THROW(pool.check_errors());
