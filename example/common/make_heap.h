@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <string_view>
 
 #include <dynasoar/dynasoar.h>
 
@@ -23,7 +22,8 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
 // snippet-end: make-heap
 
 /// The heap an example asks for when --heap-mib is not given: its own
-/// estimate, `estimate`, on every back end but XMalloc, which gets four
+/// estimate, `estimate`, on every back end but XMalloc (whose raw allocator
+/// declares kHoldsFreedBlocks), which gets four
 /// times that, but at most 4 GiB more. Under the churn of wa-tor and the
 /// game of life XMalloc needs more room than the objects (why is not
 /// measured: it keeps a block until its last piece is freed, and freed
@@ -38,7 +38,14 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
 /// examples finish in their estimate.
 template <class Alloc>
 std::uint64_t default_pool_bytes(std::uint64_t estimate) {
-  constexpr bool kBuffersFreedBlocks = std::string_view(Alloc::kBackendName) == "XMalloc";
+  // The raw allocator says so itself (xmalloc::XMallocOn::kHoldsFreedBlocks);
+  // the DynaSOAr heap and the other byte allocators do not declare it.
+  constexpr bool kBuffersFreedBlocks = [] {
+    if constexpr (requires { Alloc::RawAllocator::kHoldsFreedBlocks; })
+      return Alloc::RawAllocator::kHoldsFreedBlocks;
+    else
+      return false;
+  }();
   constexpr std::uint64_t kMostExtra = std::uint64_t{4} << 30;
   return kBuffersFreedBlocks ? estimate + std::min(3 * estimate, kMostExtra) : estimate;
 }

@@ -230,6 +230,11 @@ struct XMallocOn {
   static constexpr bool kCanFree = true;
   /// False: no chunk list of the circular allocators.
   static constexpr bool kCircular = false;
+  /// True: memory freed by the program is not all free for other sizes at
+  /// once: a block stays taken until its last piece is freed, and freed
+  /// blocks wait in the queues. Pools under churn need room beyond the live
+  /// objects (the examples' default_pool_bytes reads this).
+  static constexpr bool kHoldsFreedBlocks = true;
   /// As the underlying allocator: over ScatterAlloc the pool is a buffer
   /// owned by PoolHandle; over CUDA's malloc it is CUDA's device heap (and
   /// PoolHandle still gives the queues their side table).
