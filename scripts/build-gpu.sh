@@ -2,18 +2,40 @@
 # Builds the device-tier binaries (tests, benchmark, demo) for one GPU architecture
 # and copies them to build-gpu/bin, ready to be run on a GPU machine with
 # scripts/gpu-check.sh build-gpu/bin OUT_DIR. The CUDA runtime is linked statically.
+#
+#   scripts/build-gpu.sh                  every target
+#   scripts/build-gpu.sh soa_bench api_test   only these (copied to build-gpu/bin too)
+#
+# Environment: JOBS (parallel jobs), CUDA_ARCH (default 90), DEPS_PREFIX: a
+# folder laid out like /usr that holds GoogleTest, CLI11, libpng and zlib
+# (headers, CMake files and static archives), for a GPU machine that lacks
+# them and cannot install them: e.g. the files of `dpkg -L libgtest-dev
+# libgmock-dev libcli11-dev libpng-dev zlib1g-dev` copied from a machine
+# that has them, shared libraries left out. Uses Ninja where it is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+lib=${DEPS_PREFIX:-/usr}/lib/x86_64-linux-gnu
+deps=()
+if [[ -n "${DEPS_PREFIX:-}" ]]; then
+  deps=(-DCMAKE_PREFIX_PATH="$DEPS_PREFIX" -DGTEST_ROOT="$DEPS_PREFIX"
+        -DPNG_PNG_INCLUDE_DIR="$DEPS_PREFIX/include" -DZLIB_INCLUDE_DIR="$DEPS_PREFIX/include")
+fi
 # The GPU machine may lack the viewer's libraries: no window there, and
 # libpng and zlib linked statically where their archives exist.
-static_png=()
-lib=/usr/lib/x86_64-linux-gnu
 [[ -f $lib/libpng16.a && -f $lib/libz.a ]] \
-  && static_png=(-DPNG_LIBRARY_RELEASE=$lib/libpng16.a -DZLIB_LIBRARY_RELEASE=$lib/libz.a)
-cmake -S . -B build-gpu -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDYNASOAR_VIEWER_SDL2=OFF "${static_png[@]}"
-cmake --build build-gpu -j "${JOBS:-$(nproc)}"
+  && deps+=(-DPNG_LIBRARY_RELEASE=$lib/libpng16.a -DZLIB_LIBRARY_RELEASE=$lib/libz.a)
+generator=()
+[[ ! -f build-gpu/CMakeCache.txt ]] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B build-gpu "${generator[@]}" -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DDYNASOAR_VIEWER_SDL2=OFF "${deps[@]}" >/dev/null
+targets=()
+[[ $# -gt 0 ]] && targets=(--target "$@")
+cmake --build build-gpu -j "${JOBS:-$(nproc)}" "${targets[@]}"
 rm -rf build-gpu/bin && mkdir -p build-gpu/bin
-cp build-gpu/test/*_test build-gpu/bench/bitmap_bench build-gpu/bench/soa_bench build-gpu/bench/cmalloc_bench build-gpu/bench/cmalloc_probe build-gpu/bench/backend_bench build-gpu/example/bitmap_demo build-gpu/example/readme_example_* build-gpu/example/learn_* build-gpu/example/wator_* build-gpu/example/nbody_* build-gpu/example/gol_* build-gpu/example/kdtree_* build-gpu/example/barnes_hut_* build-gpu/example/phase_timer_test build-gpu/bin/
+shopt -s nullglob
+for f in build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend}_bench build-gpu/bench/cmalloc_probe \
+         build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,phase_timer_test}; do
+  [[ -f $f && -x $f ]] && cp "$f" build-gpu/bin/
+done
 du -sh build-gpu/bin
