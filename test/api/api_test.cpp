@@ -163,6 +163,33 @@ TYPED_TEST(ApiTest, ObjectsOfSubclassesCreatedDuringADoAllAreNotVisited) {
   EXPECT_EQ(heap.template count<typename Z::Shark>(), ull{kSharks + kFish});
 }
 
+// A `new` that fails in the do-all of the first visited class (Fish) is
+// reported by the blocking parallel_do, whose last do-all is another
+// class's (Shark's); on the DynaSOAr heap a kernel of one thread queued
+// behind it copies the flags to the host (parallel_do_and_check). Then a
+// do-all that raises nothing reports nothing.
+TYPED_TEST(ApiTest, BlockingDoAllReportsAFailedNewInAnyVisitedClass) {
+  using Z = typename TestFixture::Classes;
+  if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
+    GTEST_SKIP() << "the DynaSOAr heap's test: a heap sized for its Fish alone (for_objects); "
+                    "the byte allocators' blocking parallel_do reads the flags with a copy, "
+                    "as check_errors (errors_test)";
+  } else {
+    constexpr int kFish = 4096;
+    auto heap = Z::Handle::template for_objects<typename Z::Fish>(kFish);
+    heap.template parallel_new<typename Z::Fish>(kFish);
+    dynasoar::platform::Buffer<ull> visits(1);
+    visits.zero();
+    // Every Fish makes a Shark; one block of Sharks holds far fewer.
+    EXPECT_THROW((heap.template parallel_do<typename Z::Fish, &Z::Fish::spawn_shark>(heap.device(), visits.data())),
+                 dynasoar::OutOfMemory);
+    EXPECT_EQ(visits.to_vector()[0], ull{kFish});
+    EXPECT_NO_THROW((heap.template parallel_do<typename Z::Fish, &Z::Fish::count>(visits.data())));
+    EXPECT_NO_THROW((heap.template parallel_do_single_type<typename Z::Counter, &Z::Counter::draw>(static_cast<std::uint32_t*>(nullptr))))
+        << "a do-all over no objects reports nothing";
+  }
+}
+
 // `cond ? field : 1.0` and `array_field[int_field]` compile and mean what
 // they mean for plain members.
 TYPED_TEST(ApiTest, FieldsInConditionalsAndAsIndices) {

@@ -465,6 +465,37 @@ TYPED_TEST(ApiErrors, DestroyTwiceIsReported) {
   TestFixture::expect_consistent(heap);
 }
 
+// A flag raised by a kernel before a blocking parallel_do and not yet
+// checked is reported by that parallel_do, also when the do-all visits no
+// object (on the DynaSOAr heap a kernel of one thread queued behind it
+// copies the flags to the host: platform::mirror_flags); the next one
+// reports nothing.
+TYPED_TEST(ApiErrors, BlockingDoAllReportsFlagsRaisedBeforeIt) {
+  if (std::is_same_v<TypeParam, backend::CudaMalloc> && dynasoar::test::under_sanitizer())
+    GTEST_SKIP() << "the second destroy reads the header of memory that free gave back (the C "
+                    "library's or CUDA's device heap), which the sanitizers report as a use "
+                    "after free (docs/guide/errors.md)";
+  using Fish = typename TestFixture::W::Fish;
+  using Whale = typename TestFixture::W::Whale;
+  typename TestFixture::W::Handle heap(TestFixture::kHeapBytes);
+  Buffer<ull> broken(1);
+  broken.zero(heap.stream());
+  for (const int whales : {0, 100}) {
+    if (whales != 0) heap.template parallel_new<Whale>(static_cast<std::size_t>(whales));
+    Fish* once = TestFixture::new_fish(heap);
+    ASSERT_NE(once, nullptr);
+    TestFixture::destroy_all(heap, std::vector<Fish*>{once});
+    TestFixture::destroy_all(heap, std::vector<Fish*>{once});  // flagged, not checked
+    const std::string m = message_of<std::logic_error>(
+        [&] { heap.template parallel_do<Whale, &Whale::count_broken>(broken.data()); });
+    EXPECT_TRUE(contains(m, "destroyed twice")) << whales << " whales: " << m;
+    EXPECT_NO_THROW((heap.template parallel_do<Whale, &Whale::count_broken>(broken.data())))
+        << whales << " whales: the flag was cleared";
+  }
+  EXPECT_EQ(broken.to_vector()[0], 0u);
+  TestFixture::expect_consistent(heap);
+}
+
 // Row "destroy of a foreign pointer": an object of another heap, and memory
 // that holds no object, given to destroy: nothing is freed in either heap,
 // and check_errors throws std::logic_error.

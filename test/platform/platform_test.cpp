@@ -421,6 +421,29 @@ TEST(ErrorFlags, KernelsRaiseWhatTheHostReadsAndClears) {
   EXPECT_EQ(e.read(s), 0u);
 }
 
+// mirror_flags leaves the flags in the host mirror behind the kernels
+// queued before it (also one launched early across the whole device), and
+// read_mirrored reads them there; after a clear, none.
+TEST(ErrorFlags, MirrorFlagsCopiesWhatTheKernelsBeforeItRaised) {
+  platform::ErrorFlags e;
+  const platform::Stream s{};
+  e.reset(s);
+  platform::parallel_for(1, RaiseFlag{e.data(), 4u}, s);
+  platform::mirror_flags(e.mirror_target(), s);
+  EXPECT_EQ(e.read_mirrored(s), 4u);
+  const std::size_t many = platform::concurrent_threads() * 4;
+  for (int round = 0; round < 3; ++round) {
+    platform::parallel_for_early(many, RaiseFlag{e.data(), 16u << round}, s);
+    platform::mirror_flags(e.mirror_target(), s);
+    EXPECT_EQ(e.read_mirrored(s), 4u + (32u << round) - 16u) << "round " << round;
+  }
+  e.clear(s);
+  platform::parallel_for_early(many, RaiseFlag{e.data(), 0u}, s);
+  platform::mirror_flags(e.mirror_target(), s);
+  EXPECT_EQ(e.read_mirrored(s), 0u) << "cleared";
+  EXPECT_EQ(e.read(s), 0u) << "the copy agrees with the word";
+}
+
 // --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------
 
 // Every worker arrives, then waits until all have: possible only if all run

@@ -202,10 +202,20 @@ class PinnedValue {
   T* value_ = nullptr;
 };
 
+/// An error word and its page-locked host mirror as the device addresses
+/// it (ErrorFlags::mirror_target, for platform::mirror_flags).
+struct FlagsMirror {
+  const unsigned* word = nullptr;
+  unsigned* mirror = nullptr;
+};
+
 /// A word of error flags that kernels raise (atomic or into data()) and the
-/// host reads: the device word and its page-locked mirror, which read()
-/// copies into behind everything queued on the stream. One class serves the
-/// heap's, the pools' and the registry's flags.
+/// host reads: the device word and its page-locked mirror. read() copies the
+/// word into the mirror behind everything queued on the stream with
+/// cudaMemcpyAsync; platform::mirror_flags(mirror_target()) has a kernel
+/// copy it instead, after which read_mirrored() only waits (faster for a
+/// blocking parallel_do: bench/results/2026-11-27-blocking-call/).
+/// One class serves the heap's, the pools' and the registry's flags.
 class ErrorFlags {
  public:
   /// The page-locked mirror only; reset() makes the device word (handles
@@ -215,6 +225,13 @@ class ErrorFlags {
   void reset(Stream s) {
     word_ = Buffer<unsigned>(1);
     word_.zero(s);
+#if DYNASOAR_CUDA
+    // Page-locked memory is mapped on every 64-bit platform CUDA supports
+    // (unified addressing); asked once here, not per launch.
+    DYNASOAR_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mirror_on_device_), mirror_.get(), 0));
+#else
+    mirror_on_device_ = mirror_.get();
+#endif
   }
 
   /// The device word the kernels raise flags in.
@@ -227,9 +244,26 @@ class ErrorFlags {
   /// Clears every flag, in the order of `s` (does not wait).
   void clear(Stream s) { word_.zero(s); }
 
+  /// The word and its mirror for platform::mirror_flags: the mirror is
+  /// page-locked host memory mapped into the device's address space, which
+  /// a kernel writes with a plain store (no atomic across the bus).
+  FlagsMirror mirror_target() const { return {word_.data(), mirror_on_device_}; }
+  /// The flags as the copy that platform::mirror_flags queued last on `s`
+  /// left them; waits for `s`. Right only if nothing that can raise a flag
+  /// was queued on `s` after that copy. In a host build, read(s).
+  unsigned read_mirrored(Stream s) const {
+#if DYNASOAR_CUDA
+    synchronize(s);
+    return *static_cast<volatile const unsigned*>(mirror_.get());
+#else
+    return read(s);
+#endif
+  }
+
  private:
   Buffer<unsigned> word_;
   PinnedValue<unsigned> mirror_;
+  unsigned* mirror_on_device_ = nullptr;  // mirror_ as kernels address it (reset)
 };
 
 }  // namespace dynasoar::platform
