@@ -11,11 +11,13 @@
 # (headers, CMake files and static archives), for a GPU machine that lacks
 # them and cannot install them: e.g. the files of `dpkg -L libgtest-dev
 # libgmock-dev libcli11-dev libpng-dev zlib1g-dev` copied from a machine
-# that has them, shared libraries left out. Uses Ninja where it is installed.
+# that has them, shared libraries left out (archives in lib/<multiarch>).
+# The paths stay in build-gpu's CMake cache for later runs. Uses Ninja where
+# it is installed (for a new build folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
-lib=${DEPS_PREFIX:-/usr}/lib/x86_64-linux-gnu
+lib=${DEPS_PREFIX:-/usr}/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 deps=()
 if [[ -n "${DEPS_PREFIX:-}" ]]; then
   deps=(-DCMAKE_PREFIX_PATH="$DEPS_PREFIX" -DGTEST_ROOT="$DEPS_PREFIX"
@@ -33,9 +35,14 @@ targets=()
 [[ $# -gt 0 ]] && targets=(--target "$@")
 cmake --build build-gpu -j "${JOBS:-$(nproc)}" "${targets[@]}"
 rm -rf build-gpu/bin && mkdir -p build-gpu/bin
-shopt -s nullglob
-for f in build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend}_bench build-gpu/bench/cmalloc_probe \
-         build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,phase_timer_test}; do
-  [[ -f $f && -x $f ]] && cp "$f" build-gpu/bin/
-done
+if [[ $# -gt 0 ]]; then  # the named targets only: no older binaries beside them
+  for t in "$@"; do
+    f=$(find build-gpu/test build-gpu/bench build-gpu/example -maxdepth 1 -type f -name "$t" -perm -u+x | head -1)
+    [[ -n $f ]] && cp "$f" build-gpu/bin/ || echo "build-gpu.sh: no program $t (not copied)" >&2
+  done
+else
+  cp build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend}_bench build-gpu/bench/cmalloc_probe \
+     build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,phase_timer_test} \
+     build-gpu/bin/
+fi
 du -sh build-gpu/bin

@@ -23,7 +23,8 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
 
 /// The heap an example asks for when --heap-mib is not given: its own
 /// estimate, `estimate`, on every back end but XMalloc (whose raw allocator
-/// declares kHoldsFreedBlocks), which gets four
+/// declares kHoldsFreedBlocks; XMallocOnCudaMalloc declares it too, but no
+/// example builds on it), which gets four
 /// times that, but at most 4 GiB more. Under the churn of wa-tor and the
 /// game of life XMalloc needs more room than the objects (why is not
 /// measured: it keeps a block until its last piece is freed, and freed

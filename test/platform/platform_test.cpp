@@ -408,6 +408,22 @@ struct RaiseFlag {
   DYNASOAR_HD void operator()(std::size_t) const { platform::atomic_fetch_or(flags, flag); }
 };
 
+// Item `late` raises `flag` after about 2 ms of spinning (on the GPU; at
+// once on the host, where the loop has returned before anything else runs).
+struct RaiseLate {
+  unsigned* flags;
+  unsigned flag;
+  std::size_t late;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (i != late) return;
+#ifdef __CUDA_ARCH__
+    const long long start = clock64();
+    while (clock64() - start < 4000000) {}  // about 2 ms at 2 GHz
+#endif
+    platform::atomic_fetch_or(flags, flag);
+  }
+};
+
 TEST(ErrorFlags, KernelsRaiseWhatTheHostReadsAndClears) {
   platform::ErrorFlags e;
   const platform::Stream s{};
@@ -442,6 +458,11 @@ TEST(ErrorFlags, MirrorFlagsCopiesWhatTheKernelsBeforeItRaised) {
   platform::mirror_flags(e.mirror_target(), s);
   EXPECT_EQ(e.read_mirrored(s), 0u) << "cleared";
   EXPECT_EQ(e.read(s), 0u) << "the copy agrees with the word";
+  // The copy waits for the kernel ahead to end: here its last item raises
+  // its flag only after about 2 ms (a copy that did not wait would find 0).
+  platform::parallel_for_early(many, RaiseLate{e.data(), 1u, many - 1}, s);
+  platform::mirror_flags(e.mirror_target(), s);
+  EXPECT_EQ(e.read_mirrored(s), 1u) << "the copy ran before the kernel ahead of it ended";
 }
 
 // --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------

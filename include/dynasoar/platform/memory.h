@@ -227,8 +227,12 @@ class ErrorFlags {
     word_.zero(s);
 #if DYNASOAR_CUDA
     // Page-locked memory is mapped on every 64-bit platform CUDA supports
-    // (unified addressing); asked once here, not per launch.
-    DYNASOAR_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&mirror_on_device_), mirror_.get(), 0));
+    // (unified addressing); asked once here, not per launch. Where it is
+    // not, mirror_target() has no mirror and callers read() instead.
+    if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&mirror_on_device_), mirror_.get(), 0) != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky; clear it so that later checks do not report it
+      mirror_on_device_ = nullptr;
+    }
 #else
     mirror_on_device_ = mirror_.get();
 #endif
@@ -246,7 +250,8 @@ class ErrorFlags {
 
   /// The word and its mirror for platform::mirror_flags: the mirror is
   /// page-locked host memory mapped into the device's address space, which
-  /// a kernel writes with a plain store (no atomic across the bus).
+  /// a kernel writes with a plain store (no atomic across the bus). A null
+  /// `mirror` where the platform maps no page-locked memory: use read().
   FlagsMirror mirror_target() const { return {word_.data(), mirror_on_device_}; }
   /// The flags as the copy that platform::mirror_flags queued last on `s`
   /// left them; waits for `s`. Right only if nothing that can raise a flag
