@@ -205,8 +205,8 @@ class PinnedValue {
 /// An error word and its page-locked host mirror as the device addresses
 /// it (ErrorFlags::mirror_target, for platform::mirror_flags).
 struct FlagsMirror {
-  const unsigned* word = nullptr;
-  unsigned* mirror = nullptr;
+  const unsigned* word = nullptr;  ///< the error word (device memory)
+  unsigned* mirror = nullptr;      ///< its page-locked mirror, as the device addresses it
 };
 
 /// A word of error flags that kernels raise (atomic or into data()) and the
