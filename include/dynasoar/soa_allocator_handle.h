@@ -104,6 +104,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     host.options = options.heap;
     error_.reset(s);
     host.error = error_.data();
+    host.error_seen = error_.seen();
     initializing_ = platform::Buffer<unsigned>(1);
     initializing_.zero(s);
     host.initializing = initializing_.data();
@@ -196,18 +197,15 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   /// Optional hook of the blocking parallel_do (operations.h): the do-all
   /// queued as by parallel_do_async, then waited for, and its errors thrown
-  /// as check_errors() does. The flags reach the host through a kernel of
-  /// one thread launched early behind the do-all (platform::mirror_flags),
-  /// not through a copy queued with cudaMemcpyAsync: an empty blocking
-  /// parallel_do took 17.7-17.9 us of host time instead of 19.7-24.5 on an
-  /// H200 (bench/results/2026-11-27-blocking-call/).
+  /// as check_errors() does. Every flag the heap raises also marks the
+  /// error word's page-locked mirror (HeapState::raise_error), so a wait
+  /// tells whether there is anything to read; the word is copied only then
+  /// (bench/results/2026-11-27-blocking-call/).
   template <class T, auto Method, bool kWithSubclasses = true, class... Args>
   void parallel_do_and_check(Args&&... args) {
     parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
-    const platform::FlagsMirror target = error_.mirror_target();
-    if (target.mirror == nullptr) return check_errors();  // no mapped page-locked memory here
-    platform::mirror_flags(target, stream_);
-    report_errors(error_.read_mirrored(stream_));
+    if (error_.has_seen() && !error_.any_raised(stream_)) return;  // waits for the stream
+    check_errors();
   }
 
   /// BackendHandle hook of statistics<T>(): blocks and objects of the
@@ -231,7 +229,28 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// if a `destroy` was given a pointer that is no live object of this heap
   /// (HeapState::deallocate; nothing was freed then). Clears the flags.
   /// Waits for the stream (the flags are copied behind everything queued).
-  void check_errors() { report_errors(error_.read(stream_)); }
+  void check_errors() {
+    const unsigned e = error_.read(stream_);
+    if (e == soa::kHeapOk) return;
+    error_.clear(stream_);
+    platform::synchronize(stream_);
+    const std::string also_full =
+        (e & soa::kHeapOutOfMemory) != 0 ? " The heap also ran out of memory." : "";
+    if ((e & soa::kHeapForeignPointer) != 0)
+      throw std::logic_error(
+          "dynasoar: `destroy` was given a pointer that is no object of this heap (an object of "
+          "another heap, or not an object pointer); nothing was freed. Destroy objects through the "
+          "allocator of the heap that made them." + also_full);
+    if ((e & soa::kHeapDoubleFree) != 0)
+      throw std::logic_error(
+          "dynasoar: `destroy` was given an object that was destroyed before (an object destroyed "
+          "twice); nothing was freed. Clear the pointers to an object when it is destroyed." +
+          also_full);
+    throw OutOfMemory(
+        "dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
+        " blocks of " + std::to_string(kBlockBytes) +
+        " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
+  }
 
   /// BackendHandle hook of parallel_new: objects in whole blocks. One
   /// kernel takes n / capacity free blocks with all their slots reserved,
@@ -343,30 +362,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   // Writes the allocated blocks of `type` to its block list and count (device).
   void list_blocks(unsigned type) { allocated_[type]->enumerate(block_list(type), block_counts_[type], stream_); }
-
-  // check_errors' verdict on the flags e read behind the stream's work:
-  // nothing for none; else clears them and throws.
-  void report_errors(unsigned e) {
-    if (e == soa::kHeapOk) return;
-    error_.clear(stream_);
-    platform::synchronize(stream_);
-    const std::string also_full =
-        (e & soa::kHeapOutOfMemory) != 0 ? " The heap also ran out of memory." : "";
-    if ((e & soa::kHeapForeignPointer) != 0)
-      throw std::logic_error(
-          "dynasoar: `destroy` was given a pointer that is no object of this heap (an object of "
-          "another heap, or not an object pointer); nothing was freed. Destroy objects through the "
-          "allocator of the heap that made them." + also_full);
-    if ((e & soa::kHeapDoubleFree) != 0)
-      throw std::logic_error(
-          "dynasoar: `destroy` was given an object that was destroyed before (an object destroyed "
-          "twice); nothing was freed. Clear the pointers to an object when it is destroyed." +
-          also_full);
-    throw OutOfMemory(
-        "dynasoar: the object heap is out of memory (" + std::to_string(num_blocks_) +
-        " blocks of " + std::to_string(kBlockBytes) +
-        " bytes); at least one `new` returned nullptr. Give AllocatorHandle a larger heap.");
-  }
 
   // The block list of `type` and its snapshot (Sec. 3.1), queued on the
   // stream: on the GPU one kernel where the block bitmap takes one

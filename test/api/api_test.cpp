@@ -165,9 +165,9 @@ TYPED_TEST(ApiTest, ObjectsOfSubclassesCreatedDuringADoAllAreNotVisited) {
 
 // A `new` that fails in the do-all of the first visited class (Fish) is
 // reported by the blocking parallel_do, whose last do-all is another
-// class's (Shark's); on the DynaSOAr heap a kernel of one thread queued
-// behind it copies the flags to the host (parallel_do_and_check). Then a
-// do-all that raises nothing reports nothing.
+// class's (Shark's); on the DynaSOAr heap the failed `new` also marks the
+// error word's host mirror, which the blocking call reads after its wait
+// (parallel_do_and_check). Then a do-all that raises nothing reports nothing.
 TYPED_TEST(ApiTest, BlockingDoAllReportsAFailedNewInAnyVisitedClass) {
   using Z = typename TestFixture::Classes;
   if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {

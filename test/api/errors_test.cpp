@@ -467,9 +467,9 @@ TYPED_TEST(ApiErrors, DestroyTwiceIsReported) {
 
 // A flag raised by a kernel before a blocking parallel_do and not yet
 // checked is reported by that parallel_do, also when the do-all visits no
-// object (on the DynaSOAr heap a kernel of one thread queued behind it
-// copies the flags to the host: platform::mirror_flags); the next one
-// reports nothing.
+// object (on the DynaSOAr heap the raise also marks the error word's host
+// mirror, which the blocking call reads after its wait:
+// ErrorFlags::any_raised); the next one reports nothing.
 TYPED_TEST(ApiErrors, BlockingDoAllReportsFlagsRaisedBeforeIt) {
   if (std::is_same_v<TypeParam, backend::CudaMalloc> && dynasoar::test::under_sanitizer())
     GTEST_SKIP() << "the second destroy reads the header of memory that free gave back (the C "

@@ -408,22 +408,6 @@ struct RaiseFlag {
   DYNASOAR_HD void operator()(std::size_t) const { platform::atomic_fetch_or(flags, flag); }
 };
 
-// Item `late` raises `flag` after about 2 ms of spinning (on the GPU; at
-// once on the host, where the loop has returned before anything else runs).
-struct RaiseLate {
-  unsigned* flags;
-  unsigned flag;
-  std::size_t late;
-  DYNASOAR_HD void operator()(std::size_t i) const {
-    if (i != late) return;
-#ifdef __CUDA_ARCH__
-    const long long start = clock64();
-    while (clock64() - start < 4000000) {}  // about 2 ms at 2 GHz
-#endif
-    platform::atomic_fetch_or(flags, flag);
-  }
-};
-
 TEST(ErrorFlags, KernelsRaiseWhatTheHostReadsAndClears) {
   platform::ErrorFlags e;
   const platform::Stream s{};
@@ -437,32 +421,51 @@ TEST(ErrorFlags, KernelsRaiseWhatTheHostReadsAndClears) {
   EXPECT_EQ(e.read(s), 0u);
 }
 
-// mirror_flags leaves the flags in the host mirror behind the kernels
-// queued before it (also one launched early across the whole device), and
-// read_mirrored reads them there; after a clear, none.
-TEST(ErrorFlags, MirrorFlagsCopiesWhatTheKernelsBeforeItRaised) {
+// Kernels that raise through ErrorFlags::raise mark the mirror as well, so
+// any_raised tells after a wait whether read() has anything to report: for
+// a raise in an early-launched kernel across the whole device, for one made
+// after 2 ms of spinning by the kernel's last item (the wait covers it), and
+// not after a clear or for a kernel that raises nothing.
+struct RaiseSeen {
+  unsigned* flags;
+  unsigned* seen;
+  unsigned flag;
+  std::size_t late;  // the item that spins first (none if out of range)
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (i == late) {
+#ifdef __CUDA_ARCH__
+      const long long start = clock64();
+      while (clock64() - start < 4000000) {}  // about 2 ms at 2 GHz
+#endif
+    } else if (late != ~std::size_t{0}) {
+      return;  // only the late item raises
+    }
+    platform::ErrorFlags::raise(flags, seen, flag);
+  }
+};
+
+TEST(ErrorFlags, RaiseMarksTheMirrorThatAnyRaisedReads) {
   platform::ErrorFlags e;
   const platform::Stream s{};
   e.reset(s);
-  platform::parallel_for(1, RaiseFlag{e.data(), 4u}, s);
-  platform::mirror_flags(e.mirror_target(), s);
-  EXPECT_EQ(e.read_mirrored(s), 4u);
+  ASSERT_TRUE(e.has_seen()) << "page-locked memory is mapped on every platform this runs on";
   const std::size_t many = platform::concurrent_threads() * 4;
-  for (int round = 0; round < 3; ++round) {
-    platform::parallel_for_early(many, RaiseFlag{e.data(), 16u << round}, s);
-    platform::mirror_flags(e.mirror_target(), s);
-    EXPECT_EQ(e.read_mirrored(s), 4u + (32u << round) - 16u) << "round " << round;
-  }
+  constexpr std::size_t kEvery = ~std::size_t{0};
+  EXPECT_FALSE(e.any_raised(s));
+  platform::parallel_for_early(many, RaiseSeen{e.data(), e.seen(), 0u, kEvery}, s);
+  EXPECT_FALSE(e.any_raised(s)) << "no flag raised";
+  platform::parallel_for_early(many, RaiseSeen{e.data(), e.seen(), 2u, kEvery}, s);
+  EXPECT_TRUE(e.any_raised(s));
+  EXPECT_EQ(e.read(s), 2u);
   e.clear(s);
-  platform::parallel_for_early(many, RaiseFlag{e.data(), 0u}, s);
-  platform::mirror_flags(e.mirror_target(), s);
-  EXPECT_EQ(e.read_mirrored(s), 0u) << "cleared";
-  EXPECT_EQ(e.read(s), 0u) << "the copy agrees with the word";
-  // The copy waits for the kernel ahead to end: here its last item raises
-  // its flag only after about 2 ms (a copy that did not wait would find 0).
-  platform::parallel_for_early(many, RaiseLate{e.data(), 1u, many - 1}, s);
-  platform::mirror_flags(e.mirror_target(), s);
-  EXPECT_EQ(e.read_mirrored(s), 1u) << "the copy ran before the kernel ahead of it ended";
+  EXPECT_FALSE(e.any_raised(s)) << "cleared";
+  platform::parallel_for_early(many, RaiseSeen{e.data(), e.seen(), 8u, many - 1}, s);
+  EXPECT_TRUE(e.any_raised(s)) << "the wait did not cover the kernel's last item";
+  EXPECT_EQ(e.read(s), 8u);
+  e.clear(s);
+  platform::parallel_for(1, RaiseFlag{e.data(), 4u}, s);
+  EXPECT_FALSE(e.any_raised(s)) << "a plain atomic raise does not mark the mirror (read() shows it)";
+  EXPECT_EQ(e.read(s), 4u);
 }
 
 // --- the host thread pool (dynasoar/platform/thread_pool.h) -----------------------------------------

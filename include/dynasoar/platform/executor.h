@@ -16,8 +16,6 @@
 // - parallel_for_early(n, f): parallel_for whose thread blocks may be scheduled while the
 //                             kernel ahead of it finishes (Hopper's programmatic dependent
 //                             launch); same results, one launch latency less.
-// - mirror_flags(m): an error word copied into page-locked host memory by a kernel of one
-//                             thread launched early (ErrorFlags::read_mirrored reads it).
 //
 // In a CUDA build all of them are asynchronous on the given stream; in a host build
 // they return when the loop is done, and an exception thrown by `f` reaches
@@ -322,37 +320,6 @@ void parallel_for_early(std::size_t n, const F& f, Stream s = {}) {
   DYNASOAR_CHECK_LAUNCH();
 #else
   parallel_for<kThreads>(n, f, s);
-#endif
-}
-
-namespace detail {
-// The one thread of mirror_flags' kernel.
-struct CopyFlagsToMirror {
-  FlagsMirror m;
-  DYNASOAR_HD void operator()(std::size_t) const {
-    *static_cast<volatile unsigned*>(m.mirror) = *static_cast<volatile const unsigned*>(m.word);
-#ifdef __CUDA_ARCH__
-    __threadfence_system();
-#endif
-  }
-};
-}  // namespace detail
-
-/// Queues on `s` the copy of an error word into its page-locked host mirror
-/// (ErrorFlags::mirror_target) that ErrorFlags::read_mirrored() reads: one
-/// thread of a kernel launched early (parallel_for_early), which is already
-/// scheduled when the kernel ahead ends and stores the word across the bus
-/// with one plain store. A copy queued with cudaMemcpyAsync instead starts
-/// only when the kernels ahead end, on the copy engine: about 7 us of a
-/// 21 us blocking call on an H100 in a micro-benchmark
-/// (bench/results/2026-11-27-blocking-call/). No-op in a host build,
-/// where read_mirrored() reads the word itself. `m.mirror` must not be null.
-inline void mirror_flags(const FlagsMirror& m, Stream s = {}) {
-#if DYNASOAR_CUDA
-  parallel_for_early<32>(1, detail::CopyFlagsToMirror{m}, s);
-#else
-  (void)m;
-  (void)s;
 #endif
 }
 

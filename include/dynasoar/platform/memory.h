@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/error.h"
 
@@ -202,73 +203,86 @@ class PinnedValue {
   T* value_ = nullptr;
 };
 
-/// An error word and its page-locked host mirror as the device addresses
-/// it (ErrorFlags::mirror_target, for platform::mirror_flags).
-struct FlagsMirror {
-  const unsigned* word = nullptr;  ///< the error word (device memory)
-  unsigned* mirror = nullptr;      ///< its page-locked mirror, as the device addresses it
-};
-
-/// A word of error flags that kernels raise (atomic or into data()) and the
-/// host reads: the device word and its page-locked mirror. read() copies the
-/// word into the mirror behind everything queued on the stream with
-/// cudaMemcpyAsync; platform::mirror_flags(mirror_target()) has a kernel
-/// copy it instead, after which read_mirrored() only waits (faster for a
-/// blocking parallel_do: bench/results/2026-11-27-blocking-call/).
+/// A word of error flags that kernels raise and the host reads: the device
+/// word and its page-locked mirror. read() copies the word into the mirror
+/// behind everything queued on the stream (cudaMemcpyAsync), then waits.
+///
+/// Kernels that raise flags through raise(data(), seen(), flag) also set
+/// the mirror to a non-zero value themselves, with one plain store into
+/// the mapped page-locked memory (atomics across the bus are not available
+/// everywhere). Then any_raised() tells whether a flag was raised by only
+/// waiting for the stream, and read() is needed only when one was: a
+/// blocking parallel_do on the DynaSOAr heap saves the copy, which the copy
+/// engine starts only after the kernels (bench/results/2026-11-27-blocking-call/).
 /// One class serves the heap's, the pools' and the registry's flags.
 class ErrorFlags {
  public:
   /// The page-locked mirror only; reset() makes the device word (handles
   /// set it up in their constructor bodies, on their stream).
   ErrorFlags() = default;
-  /// Makes the device word, zeroed in the order of `s`.
+  /// Makes the device word, zeroed in the order of `s`, and clears the mirror.
   void reset(Stream s) {
     word_ = Buffer<unsigned>(1);
     word_.zero(s);
+    atomic_store(mirror_.get(), 0u);
 #if DYNASOAR_CUDA
     // Page-locked memory is mapped on every 64-bit platform CUDA supports
-    // (unified addressing); asked once here, not per launch. Where it is
-    // not, mirror_target() has no mirror and callers read() instead.
-    if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&mirror_on_device_), mirror_.get(), 0) != cudaSuccess) {
+    // (unified addressing); asked once here. Where it is not, seen() is
+    // null and any_raised() is not available (has_seen()).
+    if (cudaHostGetDevicePointer(reinterpret_cast<void**>(&seen_), mirror_.get(), 0) != cudaSuccess) {
       (void)cudaGetLastError();  // not sticky; clear it so that later checks do not report it
-      mirror_on_device_ = nullptr;
+      seen_ = nullptr;
     }
 #else
-    mirror_on_device_ = mirror_.get();
+    seen_ = mirror_.get();
 #endif
   }
 
   /// The device word the kernels raise flags in.
   unsigned* data() const { return word_.data(); }
+  /// The mirror as kernels address it, for raise(); null where page-locked
+  /// memory is not mapped.
+  unsigned* seen() const { return seen_; }
   /// The flags as they are after everything queued on `s`; waits for `s`.
   unsigned read(Stream s) const {
     word_.copy_to_host(mirror_.get(), 1, 0, s);
     return *mirror_.get();
   }
-  /// Clears every flag, in the order of `s` (does not wait).
-  void clear(Stream s) { word_.zero(s); }
-
-  /// The word and its mirror for platform::mirror_flags: the mirror is
-  /// page-locked host memory mapped into the device's address space, which
-  /// a kernel writes with a plain store (no atomic across the bus). A null
-  /// `mirror` where the platform maps no page-locked memory: use read().
-  FlagsMirror mirror_target() const { return {word_.data(), mirror_on_device_}; }
-  /// The flags as the copy that platform::mirror_flags queued last on `s`
-  /// left them; waits for `s`. Right only if nothing that can raise a flag
-  /// was queued on `s` after that copy. In a host build, read(s).
-  unsigned read_mirrored(Stream s) const {
-#if DYNASOAR_CUDA
+  /// Whether any_raised() can be used (seen() is not null).
+  bool has_seen() const { return seen_ != nullptr; }
+  /// Whether a kernel queued on `s` raised a flag through raise() since the
+  /// last clear(), once everything queued on `s` is done; waits for `s`.
+  /// False only if no flag is raised; read() then gives the flags. Only for
+  /// flags raised with raise() (seen() given), and where has_seen().
+  bool any_raised(Stream s) const {
     synchronize(s);
-    return *static_cast<volatile const unsigned*>(mirror_.get());
+    return atomic_load(mirror_.get()) != 0;
+  }
+  /// Clears every flag, in the order of `s` (does not wait). The mirror is
+  /// cleared at once: a flag raised by a kernel still running then sets it
+  /// again, and one whose word is then cleared by the queued memset leaves
+  /// it set with no flag in the word, which read() shows.
+  void clear(Stream s) {
+    word_.zero(s);
+    atomic_store(mirror_.get(), 0u);
+  }
+
+  /// In a kernel (or a host loop): raises `flag` in `word`, and the first
+  /// thread to raise it since the last clear also stores 1 into `seen`
+  /// (ErrorFlags::seen(); may be null).
+  DYNASOAR_HD static void raise(unsigned* word, unsigned* seen, unsigned flag) {
+    if ((atomic_fetch_or(word, flag) & flag) == flag || seen == nullptr) return;  // raised before, or no flag
+#ifdef __CUDA_ARCH__
+    *static_cast<volatile unsigned*>(seen) = 1u;
 #else
-    return read(s);
+    atomic_store(seen, 1u);
 #endif
   }
 
  private:
   Buffer<unsigned> word_;
   PinnedValue<unsigned> mirror_;
-  unsigned* mirror_on_device_ = nullptr;  // mirror_ as kernels address it (reset)
+  unsigned* seen_ = nullptr;  // mirror_ as kernels address it (reset)
 };
 
 }  // namespace dynasoar::platform

@@ -21,6 +21,7 @@
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::soa {
@@ -70,7 +71,10 @@ struct HeapState {
   std::uint64_t block_bytes;
   /// Tuning switches.
   HeapOptions options;
-  unsigned* error;  ///< HeapError flags, raised by any thread
+  unsigned* error;  ///< HeapError flags, raised by any thread (raise_error)
+  /// platform::ErrorFlags::seen() of `error`: set by the first raise of a
+  /// flag, so that the blocking parallel_do learns of errors by a wait alone.
+  unsigned* error_seen;
   /// Threads between taking a free block and making it active (in
   /// initialize_block, for a block that will have free slots). While there
   /// are any, a `new` that finds no slot is not out of memory yet.
@@ -96,6 +100,11 @@ struct HeapState {
   /// Index of the block that holds the object at `pointer` (no range check).
   DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index block_of(std::uint64_t pointer) const {
     return static_cast<bit_index>((pointer_block(pointer) - blocks) / block_bytes);
+  }
+
+  /// Raises HeapError `flag` (platform::ErrorFlags::raise).
+  DYNASOAR_HD void raise_error(HeapError flag) const {
+    platform::ErrorFlags::raise(error, error_seen, static_cast<unsigned>(flag));
   }
 
   // --- allocation (Alg. 1 and 6, with coalescing) ------------------------------------
@@ -134,7 +143,7 @@ struct HeapState {
       const auto block = static_cast<bit_index>(words[0] >> 1);
       const word got = (words[1] >> 1) | (words[2] >> 1) << 32;
       if (block == kNoBit) {
-        if (lane == leader) platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapOutOfMemory));
+        if (lane == leader) raise_error(kHeapOutOfMemory);
         break;
       }
       const auto n = static_cast<unsigned>(platform::popc(got));
@@ -183,24 +192,24 @@ struct HeapState {
     const std::uint64_t b = offset / block_bytes;
     if (type >= model::kMaxTypes || capacity[type] == 0 || pointer_capacity(pointer) != capacity[type] ||
         slot >= capacity[type] || b >= free_blocks.capacity() || b * block_bytes != offset) {
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapForeignPointer));
+      raise_error(kHeapForeignPointer);
       return;
     }
     const auto block = static_cast<bit_index>(b);
     // A live object's block keeps its class while the object holds its slot.
     if (platform::atomic_load(&header(block)->type) != type) {
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      raise_error(kHeapDoubleFree);
       return;
     }
     const word mask = word{1} << slot;
     if ((platform::atomic_fetch_or(&header(block)->destroyed, mask) & mask) != 0) {
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      raise_error(kHeapDoubleFree);
       return;  // destroyed before, and no new object took the slot since
     }
     word* bits = &header(block)->allocation;
     const word before = platform::atomic_fetch_and(bits, ~mask, platform::acq_rel);
     if ((before & mask) == 0) {  // the slot was free: the fetch_and changed nothing
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      raise_error(kHeapDoubleFree);
       return;
     }
     // A freed block has every bit set, like a full one; a full block that
@@ -208,7 +217,7 @@ struct HeapState {
     // where a full block turns active: the bitmap costs a load).
     if (before == kAllSlots && free_blocks.get(block)) {
       platform::atomic_fetch_or(bits, mask, platform::acq_rel);  // the freed block's bit back
-      platform::atomic_fetch_or(error, static_cast<unsigned>(kHeapDoubleFree));
+      raise_error(kHeapDoubleFree);
       return;
     }
     slots_released(block, before, mask, type);
