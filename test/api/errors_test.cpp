@@ -407,15 +407,21 @@ TYPED_TEST(ApiErrors, DestroyOfNullptrDoesNothing) {
   TestFixture::expect_consistent(heap);
 }
 
+// CUDA's malloc under compute-sanitizer: a second destroy reads freed memory.
+template <class B>
+bool second_destroy_reads_freed_memory() {
+  return std::is_same_v<B, backend::CudaMalloc> && dynasoar::test::under_sanitizer();
+}
+constexpr const char* kSecondDestroyReadsFreedMemoryReason =
+    "the second destroy reads the header of memory that free gave back (the C library's or "
+    "CUDA's device heap), which the sanitizers report as a use after free (docs/guide/errors.md)";
+
 // Row "destroy twice": the second destroy frees nothing and raises a flag
 // that check_errors (and parallel_do) turn into std::logic_error; the heap
 // stays consistent and works on. On the DynaSOAr heap also after the object's
 // block was freed or given to another class.
 TYPED_TEST(ApiErrors, DestroyTwiceIsReported) {
-  if (std::is_same_v<TypeParam, backend::CudaMalloc> && dynasoar::test::under_sanitizer())
-    GTEST_SKIP() << "the second destroy reads the header of memory that free gave back (the C "
-                    "library's or CUDA's device heap), which the sanitizers report as a use "
-                    "after free (docs/guide/errors.md)";
+  if (second_destroy_reads_freed_memory<TypeParam>()) GTEST_SKIP() << kSecondDestroyReadsFreedMemoryReason;
   using Fish = typename TestFixture::W::Fish;
   using Whale = typename TestFixture::W::Whale;
   typename TestFixture::W::Handle heap(TestFixture::kHeapBytes);
@@ -471,10 +477,7 @@ TYPED_TEST(ApiErrors, DestroyTwiceIsReported) {
 // mirror, which the blocking call reads after its wait:
 // ErrorFlags::any_raised); the next one reports nothing.
 TYPED_TEST(ApiErrors, BlockingDoAllReportsFlagsRaisedBeforeIt) {
-  if (std::is_same_v<TypeParam, backend::CudaMalloc> && dynasoar::test::under_sanitizer())
-    GTEST_SKIP() << "the second destroy reads the header of memory that free gave back (the C "
-                    "library's or CUDA's device heap), which the sanitizers report as a use "
-                    "after free (docs/guide/errors.md)";
+  if (second_destroy_reads_freed_memory<TypeParam>()) GTEST_SKIP() << kSecondDestroyReadsFreedMemoryReason;
   using Fish = typename TestFixture::W::Fish;
   using Whale = typename TestFixture::W::Whale;
   typename TestFixture::W::Handle heap(TestFixture::kHeapBytes);
