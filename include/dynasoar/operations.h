@@ -95,10 +95,6 @@ struct NewObjects {
 ///     // queue T(i, args...) for i < n on stream() (parallel_new)
 ///   template <class T, auto Method, bool kWithSubclasses, class... Args>
 ///   void parallel_do_async(Args&&... args);   // queue the do-all on stream()
-/// and may have
-///   template <class T, auto Method, bool kWithSubclasses, class... Args>
-///   void parallel_do_and_check(Args&&... args);  // the blocking parallel_do, a faster way
-///     // than parallel_do_async and check_errors (the DynaSOAr heap's, soa_allocator_handle.h)
 template <class H>
 concept BackendHandle = requires(H& h, const H& ch, unsigned type) {
   typename H::Allocator;  // the device-side allocator
@@ -193,21 +189,15 @@ class HandleOps {
     return static_cast<H&>(*this);
   }
 
-  // The blocking do-all: queued by the handle, then waited for and checked;
-  // by the handle's parallel_do_and_check where it has one (the DynaSOAr
-  // heap's last kernel leaves the flags in host memory itself).
+  // The blocking do-all: queued by the handle, then waited for and checked.
   template <class T, auto Method, bool kWithSubclasses, class... Args>
   void run_do_all(Args&&... args) {
     H& self = handle();
-    if constexpr (requires { self.template parallel_do_and_check<T, Method, kWithSubclasses>(std::forward<Args>(args)...); }) {
-      self.template parallel_do_and_check<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
-    } else {
-      self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
-      // check_errors waits for the stream: its copy of the flags is queued
-      // behind the kernels, so the host waits once (a wait and then the copy
-      // were two round trips of the blocking call).
-      self.check_errors();
-    }
+    self.template parallel_do_async<T, Method, kWithSubclasses>(std::forward<Args>(args)...);
+    // check_errors waits for the stream: its copy of the flags is queued
+    // behind the kernels, so the host waits once (a wait and then the copy
+    // were two round trips of the blocking call).
+    self.check_errors();
   }
 
  protected:

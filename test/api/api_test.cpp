@@ -166,8 +166,8 @@ TYPED_TEST(ApiTest, ObjectsOfSubclassesCreatedDuringADoAllAreNotVisited) {
 // A `new` that fails in the do-all of the first visited class (Fish) is
 // reported by the blocking parallel_do, whose last do-all is another
 // class's (Shark's); on the DynaSOAr heap the failed `new` also marks the
-// error word's host mirror, which the blocking call reads after its wait
-// (parallel_do_and_check). Then a do-all that raises nothing reports nothing.
+// error word's host mirror, which check_errors reads after its wait. Then a
+// do-all that raises nothing reports nothing.
 TYPED_TEST(ApiTest, BlockingDoAllReportsAFailedNewInAnyVisitedClass) {
   using Z = typename TestFixture::Classes;
   if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
