@@ -31,6 +31,7 @@
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/select.h"
 #include "dynasoar/platform/warp.h"
 #include "support/rng.h"
 
@@ -368,6 +369,39 @@ TEST(Executor, HostRejectsTooManyWorkers) {
   if constexpr (platform::kCudaBuild) GTEST_SKIP() << "limit applies to host builds only";
   EXPECT_THROW(platform::parallel_workers(platform::kMaxHostWorkers + 1, RecordWorker{nullptr, nullptr}),
                std::invalid_argument);
+}
+
+// The registry's compaction: the non-null pointers in order, and their count,
+// for lengths around the tile (4096 entries) and warp (512) boundaries,
+// densities from none to all, and a second call on a smaller array with the
+// scratch of the first (stale tile counts must not leak into it).
+TEST(Select, KeepsTheNonNullPointersInOrder) {
+  platform::PointerCompactor compactor;
+  platform::Stream stream;
+  test::Rng rng(7, 0);
+  const std::size_t lengths[] = {0, 1, 31, 32, 511, 512, 513, 4095, 4096, 4097, 8192 + 77, 100000, 1000, 5};
+  const unsigned per_mille[] = {0, 1, 500, 999, 1000};
+  for (const std::size_t n : lengths)
+    for (const unsigned keep : per_mille) {
+      std::vector<void*> in(n);
+      std::vector<void*> expected;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (rng.below(1000) < keep) in[i] = reinterpret_cast<void*>((i + 1) * 16);
+        if (in[i] != nullptr) expected.push_back(in[i]);
+      }
+      platform::Buffer<void*> device_in(std::max<std::size_t>(n, 1)), device_out(std::max<std::size_t>(n, 1));
+      platform::Buffer<unsigned long long> selected(1);
+      if (n != 0) device_in.copy_from_host(in.data(), n, 0, stream);
+      device_out.zero(stream);
+      const unsigned long long sentinel = ~0ull;
+      selected.copy_from_host(&sentinel, 1, 0, stream);
+      compactor.select_nonnull(device_in.data(), device_out.data(), n, selected.data(), stream);
+      const std::vector<unsigned long long> count = selected.to_vector(stream);
+      ASSERT_EQ(count[0], expected.size()) << n << " entries, " << keep << " per mille kept";
+      std::vector<void*> out = device_out.to_vector(stream);
+      out.resize(expected.size());
+      EXPECT_EQ(out, expected) << n << " entries, " << keep << " per mille kept";
+    }
 }
 
 TEST(Buffer, RoundTripAndBounds) {
