@@ -45,6 +45,7 @@ if [[ ${SMALL:-0} == 1 ]]; then
   run gol-soup gol --width 96 --height 80 --steps 80 --seed 7
   run kdtree-soup kdtree --scene soup --triangles 4000 --seed 7
   run barnes-hut barnes_hut --bodies 2000 --steps 10 --seed 7
+  run sugarscape sugarscape --width 80 --height 60 --steps 60 --seed 7
   exit $status
 fi
 run wator wator --width 2048 --height 2560 --steps 500
@@ -59,4 +60,6 @@ run kdtree-surface kdtree --scene surface --triangles 2000000
 run kdtree-clustered kdtree --scene clustered --triangles 2000000
 # Barnes-Hut with a dynamic quadtree (the original DynaSOAr's barnes-hut-dynamic)
 run barnes-hut barnes_hut --bodies 300000 --steps 10
+# Sugarscape at the original DynaSOAr example's grid size
+run sugarscape sugarscape --width 1700 --height 1700 --steps 500
 exit $status

@@ -53,6 +53,19 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style) {
   });
 }
 
+void render(const sugarscape::Frame& f, Canvas& out) {
+  render_grid(f.width, f.height, f.cells, out, [](std::uint8_t b) {
+    const int kind = b & 3, level = b >> 2;  // sugarscape/rules.h, frame_byte
+    if (kind == 1) return palette::kMale;
+    if (kind == 2) return palette::kFemale;
+    const auto mix = [level](std::uint8_t from, std::uint8_t to) {
+      return static_cast<std::uint8_t>(from + (to - from) * level / 63);
+    };
+    return Rgba{mix(palette::kBareSoil.r, palette::kSugar.r), mix(palette::kBareSoil.g, palette::kSugar.g),
+                mix(palette::kBareSoil.b, palette::kSugar.b), 255};
+  });
+}
+
 void render(const nbody::Frame& f, Canvas& out) {
   out.fill(palette::kSpace);
   const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
@@ -174,6 +187,15 @@ std::string population(const gol::Frame& f) {
   const auto alive = std::count(f.cells.begin(), f.cells.end(), std::uint8_t{1});
   const auto candidates = std::count(f.cells.begin(), f.cells.end(), std::uint8_t{2});
   return "Alive " + std::to_string(alive) + ", Candidate " + std::to_string(candidates);
+}
+
+std::string population(const sugarscape::Frame& f) {
+  std::size_t males = 0, females = 0;
+  for (const std::uint8_t b : f.cells) {
+    males += (b & 3) == 1;
+    females += (b & 3) == 2;
+  }
+  return "Male " + std::to_string(males) + ", Female " + std::to_string(females);
 }
 
 std::string population(const nbody::Frame& f) {

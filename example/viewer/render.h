@@ -11,6 +11,7 @@
 #include "example/gol/gol.h"
 #include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
+#include "example/sugarscape/sugarscape.h"
 #include "example/viewer/canvas.h"
 #include "example/wator/wator.h"
 
@@ -29,6 +30,10 @@ inline constexpr Rgba kBody{255, 226, 150, 255};
 inline constexpr Rgba kMerged{255, 96, 64, 255};  // a body that took in another
 inline constexpr Rgba kTriangle{70, 90, 120, 255};
 inline constexpr Rgba kCell{48, 72, 116, 255};  // Barnes-Hut: the quadtree's cell outlines
+inline constexpr Rgba kBareSoil{24, 20, 14, 255};  // sugarscape: a cell without sugar ...
+inline constexpr Rgba kSugar{236, 200, 64, 255};   // ... and one with 630 or more
+inline constexpr Rgba kMale{72, 150, 255, 255};
+inline constexpr Rgba kFemale{255, 96, 176, 255};
 /// Split planes by depth (root first); deeper ones take the last colour.
 inline constexpr Rgba kSplit[] = {{255, 224, 80, 255}, {255, 160, 48, 255}, {240, 96, 80, 255},
                                   {208, 80, 160, 255}, {150, 90, 230, 255}, {90, 120, 240, 255},
@@ -47,6 +52,9 @@ struct GolStyle {
 
 void render(const wator::Frame& f, Canvas& out);
 void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
+/// Agents in kMale and kFemale; free cells from kBareSoil to kSugar with
+/// their sugar level.
+void render(const sugarscape::Frame& f, Canvas& out);
 /// Bodies as discs whose area grows with the mass (radius 0.6 sqrt(mass)
 /// pixels on the 640-pixel canvas, up to 2.5 times that for fewer than 4096
 /// bodies), y upwards; merged bodies in kMerged, drawn last.
@@ -73,6 +81,7 @@ void render(const kdtree::TreePicture& p, Canvas& out);
 /// Live objects per type in a frame, for the window title: "Fish 812, Shark 95".
 std::string population(const wator::Frame& f);
 std::string population(const gol::Frame& f);
+std::string population(const sugarscape::Frame& f);
 std::string population(const nbody::Frame& f);
 std::string population(const kdtree::TreePicture& p);
 std::string population(const barnes_hut::Frame& f);

@@ -118,6 +118,24 @@ TEST(Render, WatorCellsInTheirColours) {
   EXPECT_EQ(c.checksum(), 0x78c8d2a92fc6bacfull) << std::hex << c.checksum();
 }
 
+TEST(Render, SugarscapeAgentsOnTheirSugar) {
+  // 4x1 cells: no sugar, full sugar (level 63), a male, a female (on sugar: the agent's colour wins).
+  const sugarscape::Frame f{0, 4, 1, {0, 63 << 2, 1 | (20 << 2), 2}};
+  Canvas c(4, 1);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kBareSoil);
+  EXPECT_EQ(c.at(1, 0), palette::kSugar);
+  EXPECT_EQ(c.at(2, 0), palette::kMale);
+  EXPECT_EQ(c.at(3, 0), palette::kFemale);
+  EXPECT_EQ(population(f), "Male 1, Female 1");
+  // Half the sugar is half way between the two colours.
+  const sugarscape::Frame half{0, 1, 1, {static_cast<std::uint8_t>(31 << 2)}};
+  Canvas h(1, 1);
+  render(half, h);
+  EXPECT_EQ(h.at(0, 0).r, palette::kBareSoil.r + (palette::kSugar.r - palette::kBareSoil.r) * 31 / 63);
+  EXPECT_EQ(h.at(0, 0).b, palette::kBareSoil.b + (palette::kSugar.b - palette::kBareSoil.b) * 31 / 63);
+}
+
 TEST(Render, GridsScaledDownSampleThePixelCentres) {
   // 4x4 cells onto 2x2 pixels: pixel (i, j) shows cell (2i + 1, 2j + 1).
   wator::Frame f{0, 4, 4, std::vector<std::uint8_t>(16, 0)};
