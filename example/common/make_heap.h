@@ -2,13 +2,18 @@
 // way on every back end: the byte allocators also get room in their object
 // registries for `objects` objects per class from the start (they would
 // otherwise begin with 2^20 and fail a `new` that finds a registry full
-// between two compactions). Also the registry time every example reports.
+// between two compactions). Also the registry time and the heap statistics
+// that the examples report.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <dynasoar/dynasoar.h>
+
+#include "example/common/run_report.h"
 
 namespace dynasoar::example {
 
@@ -77,5 +82,26 @@ double enumeration_seconds(const H& h) {
   else
     return 0.0;
 }
+
+// snippet-begin: statistics
+/// Adds a line per concrete class under each of `Roots` (the class and its
+/// subclasses) to the report's heap section: its objects and, on the
+/// DynaSOAr heap, its blocks and the share of their slots left unused (paper
+/// Sec. 6.3). `names[type_id]` names the classes (the allocator's type list,
+/// in order). Waits for the stream.
+template <class... Roots, class Handle>
+void report_statistics(Handle& heap, RunReport& r, const char* const* names) {
+  const auto add = [&](const std::vector<TypeStatistics>& stats) {
+    for (const TypeStatistics& st : stats) {
+      std::string line = std::to_string(st.objects) + " objects";
+      if (st.blocks != 0)
+        line += " in " + std::to_string(st.blocks) + " blocks, " +
+                std::to_string(static_cast<int>(st.fragmentation() * 100 + 0.5)) + " % of their slots unused";
+      r.heap.emplace_back(names[st.type_id], line);
+    }
+  };
+  (add(heap.template statistics<Roots>()), ...);
+}
+// snippet-end: statistics
 
 }  // namespace dynasoar::example

@@ -304,15 +304,7 @@ RunReport run(const Config& c) {
   r.live = {{"Cell", heap.count<Cell>()}, {"Male", heap.count<Male>()}, {"Female", heap.count<Female>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
   const char* names[] = {"Cell", "Agent", "Male", "Female"};  // the allocator's type list, in order
-  std::vector<TypeStatistics> stats = heap.statistics<Cell>();
-  for (const TypeStatistics& st : heap.statistics<Agent>()) stats.push_back(st);
-  for (const TypeStatistics& st : stats) {
-    std::string line = std::to_string(st.objects) + " objects";
-    if (st.blocks != 0)
-      line += " in " + std::to_string(st.blocks) + " blocks, " +
-              std::to_string(static_cast<int>(st.fragmentation() * 100 + 0.5)) + " % of their slots unused";
-    r.heap.emplace_back(names[st.type_id], line);
-  }
+  report_statistics<Cell, Agent>(heap, r, names);
   return r;
 }
 

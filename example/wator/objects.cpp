@@ -284,17 +284,7 @@ RunReport run(const Config& c) {
   r.live = {{"Cell", heap.count<Cell>()}, {"Fish", heap.count<Fish>()}, {"Shark", heap.count<Shark>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
   const char* names[] = {"Cell", "Agent", "Fish", "Shark"};  // the allocator's type list, in order
-  // snippet-begin: statistics
-  std::vector<TypeStatistics> stats = heap.statistics<Cell>();
-  for (const TypeStatistics& st : heap.statistics<Agent>()) stats.push_back(st);
-  for (const TypeStatistics& st : stats) {
-    std::string line = std::to_string(st.objects) + " objects";
-    if (st.blocks != 0)
-      line += " in " + std::to_string(st.blocks) + " blocks, " +
-              std::to_string(static_cast<int>(st.fragmentation() * 100 + 0.5)) + " % of their slots unused";
-    r.heap.emplace_back(names[st.type_id], line);
-  }
-  // snippet-end: statistics
+  report_statistics<Cell, Agent>(heap, r, names);
   return r;
 }
 

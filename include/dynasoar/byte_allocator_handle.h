@@ -9,9 +9,9 @@
 //
 // Enumeration (paper Sec. 6, "Parallel do-all in Custom Allocators"):
 // before a do-all, a count or statistics, the class's registry array is
-// compacted on the stream (cub::DeviceSelect of the non-null entries, then a
-// kernel that moves them back and renumbers the object headers). The host
-// needs the number of live objects to size that work and the do-all, so
+// compacted on the stream (platform::PointerCompactor: the non-null entries
+// in order, then a kernel that moves them back and renumbers the object
+// headers). The host needs the number of live objects to size that work and the do-all, so
 // unlike the SOA heap this waits for the stream once per class. The time of
 // these steps is summed in enumeration_seconds(), apart from the do-all
 // kernels, as the paper reports it.

@@ -7,8 +7,8 @@
 //   writes the entry's index into the object's 8-byte header;
 // - `destroy` reads the index from the header and clears that entry (the
 //   deletion is recorded in place, O(1)), and counts the removal;
-// - before a do-all the host compacts the array (cub::DeviceSelect of the
-//   non-null entries on the stream) and renumbers the headers.
+// - before a do-all the host compacts the array (the non-null entries, in
+//   order, on the stream: platform/select.h) and renumbers the headers.
 //
 // The header word: bits 63..58 the class's type id, bits 57..0 the index.
 // This file is the device side; ByteAllocatorHandle (dynasoar/byte_allocator_handle.h) owns the
