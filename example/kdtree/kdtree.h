@@ -83,6 +83,9 @@ struct Config {
   int rays = 1000;     // verification: closest-hit rays against brute force
   // The lanes of a warp split a node together (false: one thread per node).
   bool warp_per_node = true;
+  // Object form: a node with at least this many references is split by
+  // many warps, a segment of its chunks each (0: never).
+  int wide_refs = 8192;
   std::uint64_t heap_bytes = 0;                     // 0: default_heap_bytes
   int picture_levels = 8;                           // split planes handed to on_tree
   std::function<void(const TreePicture&)> on_tree;  // after the build, outside the timing

@@ -37,6 +37,11 @@ int main(int argc, char** argv) {
     app.add_option("--rays", c.rays, "verification: closest-hit rays compared with brute force")
         ->capture_default_str()
         ->check(CLI::Range(0, 1 << 20));
+    app.add_option("--wide-refs", c.wide_refs,
+                   "object form: split a node with at least this many references by many warps, each a segment "
+                   "of its chunks (0: never; the tree is the same)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 1 << 30));
     bool thread_per_node = false;
     app.add_flag("--thread-per-node", thread_per_node,
                  "GPU: split every node with one thread instead of the lanes of a warp together");
@@ -46,6 +51,7 @@ int main(int argc, char** argv) {
     o.view.hold = o.view.render;  // one picture: the window stays until q
     c.seed = o.seed;
     c.warp_per_node = !thread_per_node;
+    if (thread_per_node) c.wide_refs = 0;  // every node by one thread, as the flag says
     c.heap_bytes = o.heap_mib << 20;
     c.on_level = progress_printer("k-d tree (levels)", c.max_depth, o);
     viewer::Session view(o.view, "kdtree", "k-d tree", 0);
