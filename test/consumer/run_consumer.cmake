@@ -4,7 +4,7 @@
 #
 # Builds a project exactly as the README tells a user to write it
 # (recipe.cmake, the README's snippet), with consumer.cpp as its app.cu or
-# app.cpp, and runs it:
+# app.cpp and a second file that includes the framework too, and runs it:
 #   subdirectory: the project's source holds dynasoar (a link to SOURCE) and adds it;
 #   package:      BUILD is installed into WORK/install and found with find_package.
 # host: the recipe without CUDA. cuda: the recipe as written; the app runs only
@@ -58,6 +58,12 @@ elseif(MODE STREQUAL "subdirectory")
 else()
   message(FATAL_ERROR "MODE must be package or subdirectory, not '${MODE}'")
 endif()
+# A second file that includes the framework, linked into the same program: a
+# definition in a header that is not inline (or a template) is then defined
+# twice, and the link fails here rather than in a user's project.
+string(REPLACE "app." "second_unit." second ${app})
+replace(recipe "add_executable(app ${app})" "add_executable(app ${app} ${second})")
+file(WRITE ${WORK}/src/${second} "#include <dynasoar/dynasoar.h>\nint dynasoar_second_unit() { return 0; }\n")
 file(WRITE ${WORK}/src/CMakeLists.txt "${recipe}")
 configure_file(${SOURCE}/test/consumer/consumer.cpp ${WORK}/src/${app} COPYONLY)
 

@@ -373,35 +373,47 @@ TEST(Executor, HostRejectsTooManyWorkers) {
 
 // The registry's compaction: the non-null pointers in order, and their count,
 // for lengths around the tile (4096 entries) and warp (512) boundaries,
-// densities from none to all, and a second call on a smaller array with the
-// scratch of the first (stale tile counts must not leak into it).
+// densities from none to all, a length of over 1024 tiles (the scan then
+// carries its sum from one round of 1024 tiles to the next), and a second
+// call on a smaller array with the scratch of the first (stale tile counts
+// must not leak into it). Nothing may be written past the count.
 TEST(Select, KeepsTheNonNullPointersInOrder) {
   platform::PointerCompactor compactor;
   platform::Stream stream;
   test::Rng rng(7, 0);
-  const std::size_t lengths[] = {0, 1, 31, 32, 511, 512, 513, 4095, 4096, 4097, 8192 + 77, 100000, 1000, 5};
-  const unsigned per_mille[] = {0, 1, 500, 999, 1000};
-  for (const std::size_t n : lengths)
-    for (const unsigned keep : per_mille) {
-      std::vector<void*> in(n);
-      std::vector<void*> expected;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (rng.below(1000) < keep) in[i] = reinterpret_cast<void*>((i + 1) * 16);
-        if (in[i] != nullptr) expected.push_back(in[i]);
-      }
-      platform::Buffer<void*> device_in(std::max<std::size_t>(n, 1)), device_out(std::max<std::size_t>(n, 1));
-      platform::Buffer<unsigned long long> selected(1);
-      if (n != 0) device_in.copy_from_host(in.data(), n, 0, stream);
-      device_out.zero(stream);
-      const unsigned long long sentinel = ~0ull;
-      selected.copy_from_host(&sentinel, 1, 0, stream);
-      compactor.select_nonnull(device_in.data(), device_out.data(), n, selected.data(), stream);
-      const std::vector<unsigned long long> count = selected.to_vector(stream);
-      ASSERT_EQ(count[0], expected.size()) << n << " entries, " << keep << " per mille kept";
-      std::vector<void*> out = device_out.to_vector(stream);
-      out.resize(expected.size());
-      EXPECT_EQ(out, expected) << n << " entries, " << keep << " per mille kept";
+  struct Case {
+    std::size_t n;
+    unsigned per_mille;
+  };
+  std::vector<Case> cases;
+  for (const std::size_t n : {0, 1, 31, 32, 511, 512, 513, 4095, 4096, 4097, 8192 + 77, 100000})
+    for (const unsigned keep : {0u, 1u, 500u, 999u, 1000u}) cases.push_back({n, keep});
+  cases.push_back({std::size_t{2} * 4096 * 1024 + 77, 500});
+  cases.push_back({1000, 500});
+  cases.push_back({5, 1000});
+  for (const Case& c : cases) {
+    std::vector<void*> in(c.n);
+    std::vector<void*> expected;
+    for (std::size_t i = 0; i < c.n; ++i) {
+      if (rng.below(1000) < c.per_mille) in[i] = reinterpret_cast<void*>((i + 1) * 16);
+      if (in[i] != nullptr) expected.push_back(in[i]);
     }
+    platform::Buffer<void*> device_in(std::max<std::size_t>(c.n, 1)), device_out(std::max<std::size_t>(c.n, 1));
+    platform::Buffer<unsigned long long> selected(1);
+    if (c.n != 0) device_in.copy_from_host(in.data(), c.n, 0, stream);
+    device_out.zero(stream);
+    const unsigned long long sentinel = ~0ull;
+    selected.copy_from_host(&sentinel, 1, 0, stream);
+    compactor.select_nonnull(device_in.data(), device_out.data(), c.n, selected.data(), stream);
+    const std::vector<unsigned long long> count = selected.to_vector(stream);
+    ASSERT_EQ(count[0], expected.size()) << c.n << " entries, " << c.per_mille << " per mille kept";
+    std::vector<void*> out = device_out.to_vector(stream);
+    EXPECT_TRUE(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(expected.size()), out.end(),
+                            [](void* p) { return p == nullptr; }))
+        << c.n << " entries: something written past the count";
+    out.resize(expected.size());
+    EXPECT_EQ(out, expected) << c.n << " entries, " << c.per_mille << " per mille kept";
+  }
 }
 
 TEST(Buffer, RoundTripAndBounds) {

@@ -33,7 +33,8 @@ inline constexpr unsigned kSelectTile = kSelectWarpItems * (kSelectThreads / 32)
 
 /// Non-null entries among the warp's kSelectWarpItems entries from `first`.
 /// Every lane gets the count. Whole warps only.
-__device__ inline unsigned count_warp_items(void* const* in, std::size_t n, std::size_t first) {
+template <class P>
+__device__ inline unsigned count_warp_items(P const* in, std::size_t n, std::size_t first) {
   const unsigned lane = threadIdx.x % 32;
   unsigned count = 0;
   for (unsigned r = 0; r < kSelectWarpItems; r += 32) {
@@ -64,9 +65,15 @@ __device__ inline unsigned block_warp_offsets(unsigned warp_count, unsigned* off
   return offsets[kWarps];
 }
 
+// The kernels are templates (instantiated with P = void*) so that every file
+// that includes this header may define them: a plain __global__ function
+// defined in a header is defined again by each CUDA file, and two such files
+// in one program do not link.
+
 /// counts[b] = the non-null entries of tile b.
+template <class P>
 __global__ void __launch_bounds__(kSelectThreads)
-    select_count_kernel(void* const* in, std::size_t n, unsigned long long* counts) {
+    select_count_kernel(P const* in, std::size_t n, unsigned long long* counts) {
   __shared__ unsigned offsets[kSelectThreads / 32 + 1];
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kSelectTile + threadIdx.x / 32 * kSelectWarpItems;
   const unsigned total = block_warp_offsets(count_warp_items(in, n, first), offsets);
@@ -74,22 +81,22 @@ __global__ void __launch_bounds__(kSelectThreads)
 }
 
 /// One block: counts[0, tiles) becomes its exclusive sums; *selected the total.
-__global__ void __launch_bounds__(1024) select_scan_kernel(unsigned long long* counts, std::size_t tiles,
-                                                           unsigned long long* selected) {
-  __shared__ unsigned long long warp_sums[32];
-  __shared__ unsigned long long carry;
+template <class Count>
+__global__ void __launch_bounds__(1024) select_scan_kernel(Count* counts, std::size_t tiles, Count* selected) {
+  __shared__ Count warp_sums[32];
+  __shared__ Count carry;
   const unsigned lane = threadIdx.x % 32, warp_id = threadIdx.x / 32;
   if (threadIdx.x == 0) carry = 0;
   __syncthreads();
   for (std::size_t base = 0; base < tiles; base += 1024) {
     const std::size_t t = base + threadIdx.x;
-    const unsigned long long mine = t < tiles ? counts[t] : 0;
-    const unsigned long long inclusive = warp::inclusive_sum(mine);
+    const Count mine = t < tiles ? counts[t] : 0;
+    const Count inclusive = warp::inclusive_sum(mine);
     if (lane == 31) warp_sums[warp_id] = inclusive;
     __syncthreads();
     if (warp_id == 0) warp_sums[lane] = warp::inclusive_sum(warp_sums[lane]);
     __syncthreads();
-    const unsigned long long before = carry + (warp_id == 0 ? 0 : warp_sums[warp_id - 1]);
+    const Count before = carry + (warp_id == 0 ? 0 : warp_sums[warp_id - 1]);
     if (t < tiles) counts[t] = before + inclusive - mine;
     __syncthreads();  // everyone has read carry and warp_sums
     if (threadIdx.x == 0) carry += warp_sums[31];
@@ -99,8 +106,9 @@ __global__ void __launch_bounds__(1024) select_scan_kernel(unsigned long long* c
 }
 
 /// Tile b's non-null entries, in order, to out[offsets[b]...].
+template <class P>
 __global__ void __launch_bounds__(kSelectThreads)
-    select_scatter_kernel(void* const* in, std::size_t n, const unsigned long long* tile_offsets, void** out) {
+    select_scatter_kernel(P const* in, std::size_t n, const unsigned long long* tile_offsets, P* out) {
   __shared__ unsigned offsets[kSelectThreads / 32 + 1];
   const unsigned lane = threadIdx.x % 32;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * kSelectTile + threadIdx.x / 32 * kSelectWarpItems;
@@ -108,7 +116,7 @@ __global__ void __launch_bounds__(kSelectThreads)
   unsigned long long next = tile_offsets[blockIdx.x] + offsets[threadIdx.x / 32];
   for (unsigned r = 0; r < kSelectWarpItems; r += 32) {
     const std::size_t i = first + r + lane;
-    void* const p = i < n ? in[i] : nullptr;
+    const P p = i < n ? in[i] : nullptr;
     const warp::lane_mask keep = warp::ballot(warp::full_mask(), p != nullptr);
     if (p != nullptr) out[next + static_cast<unsigned>(__popc(keep & warp::lanes_below()))] = p;
     next += static_cast<unsigned>(__popc(keep));
