@@ -84,7 +84,8 @@ struct Config {
   // The lanes of a warp split a node together (false: one thread per node).
   bool warp_per_node = true;
   // Object form: a node with at least this many references is split by
-  // many warps, a segment of its chunks each (0: never).
+  // many warps, a segment of its chunks each (0, or warp_per_node false:
+  // never).
   int wide_refs = 8192;
   std::uint64_t heap_bytes = 0;                     // 0: default_heap_bytes
   int picture_levels = 8;                           // split planes handed to on_tree

@@ -51,7 +51,6 @@ int main(int argc, char** argv) {
     o.view.hold = o.view.render;  // one picture: the window stays until q
     c.seed = o.seed;
     c.warp_per_node = !thread_per_node;
-    if (thread_per_node) c.wide_refs = 0;  // every node by one thread, as the flag says
     c.heap_bytes = o.heap_mib << 20;
     c.on_level = progress_printer("k-d tree (levels)", c.max_depth, o);
     viewer::Session view(o.view, "kdtree", "k-d tree", 0);

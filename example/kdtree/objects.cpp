@@ -542,8 +542,9 @@ RunReport run(const Config& c) {
     heap.parallel_new<Node>(1, scene, table.data(), static_cast<int>(n), root.data());
     platform::parallel_for(chunks, RootChunks{table.data(), chunks, root.data()}, stream);
     timer.mark("root");
-    const Build b{dbounds.data(), counters.data(), c.leaf_size, c.max_depth, c.warp_per_node,
-                  c.wide_refs,    wide.data(),     heap.device()};
+    // --thread-per-node means one thread per node, wide ones included.
+    const Build b{dbounds.data(),  counters.data(), c.leaf_size,  c.max_depth, c.warp_per_node,
+                  c.warp_per_node ? c.wide_refs : 0, wide.data(), heap.device()};
     unsigned long long made = 1, before = 0;
     for (int level = 0; made != before; ++level) {
       before = made;

@@ -9,7 +9,7 @@
 // with the most sugar within their vision and harvest it, and mate: a male
 // that is ready proposes to the richest ready female he sees, a female
 // accepts the richest of her suitors, and the couple's child is born on a
-// free cell next to the male. Every choice between competitors (several
+// free cell within the male's sight. Every choice between competitors (several
 // agents wanting one cell, several males wanting one female) is made by the
 // contested side (the request/decide scheme of the DynaSOAr benchmarks), so
 // the result is a function of seed and grid alone, whatever the order in
@@ -38,7 +38,7 @@ namespace dynasoar::example::sugarscape {
 // values on host and device alike).
 enum Parameter : int {
   kMaxVision = 2,          // an agent sees 1 or 2 cells far; cells look this far for requests and sugar
-  kMaxAge = 100,           // an agent dies at an age of 66 to 98 steps
+  kMaxAge = 100,           // an agent's lifespan: 66 to 98 steps
   kMaxEndowment = 200,     // sugar an agent is born with: 50 to 199
   kMaxMetabolism = 80,     // sugar an agent burns per step: 26 to 78
   kSugarCapacity = 3500,   // a cell holds at most this much sugar
@@ -133,7 +133,8 @@ DYNASOAR_HD inline int grow_rate(const Grid& g, int cell) {
   const std::uint32_t r = below(g.random(cell, kGrowRate), 100);
   return r < 2 ? kMaxGrowRate : r < 4 ? kMaxGrowRate / 2 : r < 8 ? kMaxGrowRate / 4 : 0;
 }
-/// A cell's sugar after growing.
+/// A cell's sugar after growing. A cell above its capacity (diffusion can
+/// bring it there) is set back to the capacity, as in the original.
 DYNASOAR_HD inline int grown(int sugar, int rate) {
   return sugar + (kSugarCapacity - sugar < rate ? kSugarCapacity - sugar : rate);
 }
