@@ -81,10 +81,6 @@ struct Config {
   std::function<void(const Frame&)> on_check;
 };
 
-inline bool frame_due(const Config& c, int step) {
-  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
-}
-
 /// At most this many cells in a tree of `bodies` bodies: non-empty leaves
 /// are disjoint (at most one per body), and the inner cells of one depth are
 /// disjoint with more than leaf_capacity bodies each.

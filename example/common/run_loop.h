@@ -5,8 +5,16 @@
 
 namespace dynasoar::example {
 
+/// Whether a run hands its state after `step` to the viewer: every
+/// simulation's Config has `on_frame` (the viewer's callback, or empty) and
+/// `frame_every`.
+template <class Config>
+bool frame_due(const Config& c, int step) {
+  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
+}
+
 /// Runs `c.steps` steps of a simulation. Before the first step and after
-/// each one where the example's `frame_due(c, step)` says so, `send_frame(step)`
+/// each one where frame_due(c, step) says so, `send_frame(step)`
 /// gives the viewer its copy; that copy counts towards no phase of `timer`.
 /// `step(s)` queues step s's kernels and marks their phases on `timer`;
 /// `c.on_step(s)` (progress output), if set, follows it. Returns once every

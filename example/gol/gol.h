@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/heap_estimate.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::gol {
@@ -41,11 +42,6 @@ struct Config {
   std::function<void(const Frame&)> on_frame;
 };
 
-/// Whether run() hands the state after `step` to on_frame.
-inline bool frame_due(const Config& c, int step) {
-  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
-}
-
 /// The baseline has no candidates: marks as candidates the dead cells next
 /// to an alive one (those the object version has an agent for, save the
 /// ones that went lonely this step), so that both look alike in the viewer.
@@ -63,11 +59,7 @@ inline void mark_candidates(Frame& f) {
 }
 
 /// Every cell object and an agent per cell, on every back end, with slack.
-inline std::uint64_t default_heap_bytes(int width, int height) {
-  const std::uint64_t cells = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
-  const std::uint64_t bytes = cells * 128;
-  return bytes < (std::uint64_t{32} << 20) ? std::uint64_t{32} << 20 : bytes;
-}
+inline std::uint64_t default_heap_bytes(int width, int height) { return grid_heap_bytes(width, height, 128); }
 
 inline RunReport make_report(const Config& c, std::string variant, std::string device,
                              double total_ms, const std::map<std::string, double>& phases_ms) {

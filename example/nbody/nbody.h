@@ -46,11 +46,6 @@ struct Config {
   std::function<void(const Frame&)> on_frame;
 };
 
-/// Whether run() hands the state after `step` to on_frame.
-inline bool frame_due(const Config& c, int step) {
-  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
-}
-
 /// Room for every body on every back end, with slack; bodies never grow in number.
 inline std::uint64_t default_heap_bytes(int bodies) {
   const std::uint64_t bytes = static_cast<std::uint64_t>(bodies) * 512;

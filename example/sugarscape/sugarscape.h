@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/heap_estimate.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::sugarscape {
@@ -38,18 +39,9 @@ struct Config {
   std::function<void(const Frame&)> on_frame;
 };
 
-/// Whether run() hands the state after `step` to on_frame.
-inline bool frame_due(const Config& c, int step) {
-  return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
-}
-
 /// Enough for every cell to hold an agent, on every back end (the byte
 /// allocators need a header and registry room per object), with slack.
-inline std::uint64_t default_heap_bytes(int width, int height) {
-  const std::uint64_t cells = static_cast<std::uint64_t>(width) * static_cast<std::uint64_t>(height);
-  const std::uint64_t bytes = cells * 224;
-  return bytes < (std::uint64_t{32} << 20) ? std::uint64_t{32} << 20 : bytes;
-}
+inline std::uint64_t default_heap_bytes(int width, int height) { return grid_heap_bytes(width, height, 224); }
 
 /// The part of a run's report that every variant fills the same way.
 inline RunReport make_report(const Config& c, std::string variant, std::string device, double total_ms,

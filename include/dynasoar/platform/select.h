@@ -105,7 +105,10 @@ __global__ void __launch_bounds__(1024) select_scan_kernel(Count* counts, std::s
   if (threadIdx.x == 0) *selected = carry;
 }
 
-/// Tile b's non-null entries, in order, to out[offsets[b]...].
+/// Tile b's non-null entries, in order, to out[offsets[b]...]. Each warp
+/// counts its entries again (the count kernel kept only the tile's sum):
+/// keeping every warp's count would take eight times the scratch, and the
+/// second read of a tile mostly hits L2.
 template <class P>
 __global__ void __launch_bounds__(kSelectThreads)
     select_scatter_kernel(P const* in, std::size_t n, const unsigned long long* tile_offsets, P* out) {
