@@ -187,7 +187,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       platform::parallel_for_early<soa::kDoAllBlockThreads>(
           threads,
           soa::detail::DoAll<T, Method, decltype(pack), type, cap>{
-              heap_base(), kBlockBytes, block_list(type), block_count(type), threads, pack},
+              heap_base(), kBlockBytes, block_list(type), snapshot_list(type), block_count(type), threads, pack},
           stream_);
 #else
       host_do_all<T, Method, type, cap>(pack);
@@ -348,6 +348,13 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     if (block_lists_[type].size() == 0) block_lists_[type] = platform::Buffer<bit_index>(num_blocks_);
     return block_lists_[type].data();
   }
+  // The snapshot of each entry of the block list of `type` (device memory,
+  // room for every block), made by the first parallel_do over the class:
+  // 8 bytes a block for each class that is iterated over.
+  soa::word* snapshot_list(unsigned type) {
+    if (snapshot_lists_[type].size() == 0) snapshot_lists_[type] = platform::Buffer<soa::word>(num_blocks_);
+    return snapshot_lists_[type].data();
+  }
   // The number of entries of the block list of `type` (device memory), as
   // the last list_blocks or parallel_do wrote it; it moves with each of them.
   bit_index* block_count(unsigned type) { return block_counts_[type].get(); }
@@ -375,7 +382,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       platform::parallel_for_early<soa::detail::kListThreads>(
           warps * 32,
           soa::detail::ListAndSnapshotBlocks{step.words, step.containers, warps, block_list(type), step.count,
-                                             step.zero_after, state_.data(), type},
+                                             step.zero_after, snapshot_list(type), state_.data(), type},
           stream_);
       return;
     }
@@ -383,7 +390,8 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     list_blocks(type);
     const std::size_t workers = workers_for_blocks();
     platform::parallel_for_early(
-        workers, soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), type, workers},
+        workers, soa::detail::SnapshotBlocks{state_.data(), block_list(type), block_count(type), snapshot_list(type),
+                                             type, workers},
         stream_);
   }
 
@@ -421,7 +429,8 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     const bit_index n = block_counts_[kType].read(stream_);
     platform::host_parallel_chunks(
         n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
-        soa::detail::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType), pack});
+        soa::detail::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType),
+                                                             snapshot_list(kType), pack});
   }
 #endif
 
@@ -443,6 +452,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   std::unique_ptr<BitmapHandle> allocated_[kNumTypes];
   std::unique_ptr<BitmapHandle> active_[kNumTypes];
   platform::Buffer<bit_index> block_lists_[kNumTypes];  // per class, made on first use
+  platform::Buffer<soa::word> snapshot_lists_[kNumTypes];  // per class, made by its first parallel_do
   AlternatingCount block_counts_[kNumTypes];  // per class: the block list's length
   mutable platform::Buffer<unsigned long long> total_;
 };

@@ -38,20 +38,25 @@ inline constexpr unsigned kDoAllBlockThreads = 128;
 namespace dynasoar::soa::detail {
 
 /// The snapshot (paper Sec. 3.1): copies the allocation bitmaps of the
-/// listed blocks to their iteration bitmaps, so that a do-all skips objects
-/// created during it. Worker w of `workers` takes list entries w, w +
-/// workers, ...; launched with parallel_for over the workers, after the
-/// enumeration and before any do-all kernel. A kernel of its own, one
-/// thread per block, where the enumeration takes several steps (heaps of
-/// over 2^26 blocks) and in host builds; otherwise ListAndSnapshotBlocks
-/// lists the blocks and takes their snapshots in one kernel.
+/// listed blocks to the snapshot list, entry k for list entry k, so that a
+/// do-all skips objects created during it. The snapshot is not kept in the
+/// block's header (as in the paper's iteration bitmap): next to the list
+/// entry, the do-all reads it together with the entry instead of after it,
+/// one dependent load fewer per visited block. Worker w of `workers` takes
+/// list entries w, w + workers, ...; launched with parallel_for over the
+/// workers, after the enumeration and before any do-all kernel. A kernel of
+/// its own where the enumeration takes several steps (heaps of over 2^26
+/// blocks) and in host builds; otherwise ListAndSnapshotBlocks lists the
+/// blocks and takes their snapshots in one kernel.
 struct SnapshotBlocks {
-  /// The heap (device memory) whose block headers get their snapshot.
+  /// The heap (device memory) whose blocks' allocation bitmaps are copied.
   HeapState* state;
   /// The class's block list, as the enumeration wrote it.
   const bit_index* blocks;
   /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
+  /// Out: the snapshot of list entry k at snapshots[k].
+  word* snapshots;
   /// Type id of the class whose live slots are copied.
   unsigned type;
   /// Threads of the launch: the stride over the list.
@@ -59,8 +64,7 @@ struct SnapshotBlocks {
   /// Worker w's share of the list. Host and device.
   DYNASOAR_HD void operator()(std::size_t w) const {
     const bit_index n = *count;
-    for (std::size_t k = w; k < n; k += workers)
-      state->header(blocks[k])->iteration = state->live_slots(blocks[k], type);
+    for (std::size_t k = w; k < n; k += workers) snapshots[k] = state->live_slots(blocks[k], type);
   }
 };
 
@@ -107,7 +111,9 @@ struct ListAndSnapshotBlocks {
   bit_index* count;
   /// Zeroed by item 0: AlternatingCount's other counter (BitmapHandle::one_step).
   bit_index* zero_after;
-  /// The heap whose block headers get their snapshot.
+  /// Out: the snapshot of list entry k at snapshots[k].
+  word* snapshots;
+  /// The heap whose blocks' allocation bitmaps are copied.
   HeapState* state;
   /// Type id of the class.
   unsigned type;
@@ -148,7 +154,7 @@ struct ListAndSnapshotBlocks {
       dynasoar::detail::for_each_set_bit_by_container(
           mine, static_cast<bit_index>(base + lane), next + inclusive - bits, [&](bit_index position, bit_index block) {
             blocks[position] = block;
-            state->header(block)->iteration = state->live_slots(block, type);
+            snapshots[position] = state->live_slots(block, type);
           });
       next += warp::shfl(everyone, inclusive, 31);
     }
@@ -189,6 +195,8 @@ struct DoAll {
   std::uint64_t block_bytes;
   /// The class's block list (device memory).
   const bit_index* blocks;
+  /// The snapshot of each list entry (SnapshotBlocks), read with the entry.
+  const word* snapshots;
   /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
   std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity and of kDoAllBlockThreads.
@@ -203,9 +211,9 @@ struct DoAll {
     const std::size_t stride = threads / kCapacity;
     const std::size_t n = *count;
     for (std::size_t k = t / kCapacity; k < n; k += stride) {
+      if (((snapshots[k] >> slot) & 1u) == 0) continue;
       const std::uint64_t block =
           (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
-      if (((reinterpret_cast<const BlockHeader*>(block)->iteration >> slot) & 1u) == 0) continue;
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
     }
@@ -246,6 +254,8 @@ struct HostDoAll {
   std::uint64_t block_bytes;
   /// The class's block list (host memory in this build).
   const bit_index* blocks;
+  /// The snapshot of each list entry (SnapshotBlocks).
+  const word* snapshots;
   /// The method's arguments.
   Pack args;
 
@@ -254,8 +264,7 @@ struct HostDoAll {
     for (std::size_t k = begin; k < end; ++k) {
       const std::uint64_t block =
           (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
-      const word snapshot =
-          reinterpret_cast<const BlockHeader*>(block)->iteration & platform::low_bits(kCapacity);
+      const word snapshot = snapshots[k] & platform::low_bits(kCapacity);
       for (word live = snapshot; live != 0; live &= live - 1) {
         const auto slot = static_cast<unsigned>(platform::ctz(live));
         T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));

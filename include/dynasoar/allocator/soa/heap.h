@@ -34,7 +34,6 @@ inline constexpr word kAllSlots = ~word{0};
 /// The first bytes of every block.
 struct BlockHeader {
   word allocation;  ///< bit i set: slot i in use (or beyond capacity, or invalidated)
-  word iteration;   ///< snapshot of `allocation` taken before each parallel_do
   word destroyed;   ///< bit i set: slot i's object was destroyed and no new one took it
   /// Run-time type id of the objects in the block.
   std::uint32_t type;
