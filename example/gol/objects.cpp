@@ -36,7 +36,7 @@ using AllocatorT = dynasoar::Allocator<Cell, Agent, Alive, Candidate>;
 
 struct World {
   Grid grid;
-  Cell** cells;
+  dynasoar::ObjectIndex<AllocatorT, Cell> cells;  // cells[i]: the cell of index i
   AllocatorT alloc;
 };
 
@@ -46,7 +46,7 @@ class Cell : public AllocatorT::Base {
   Field<Cell, 0> agent;  // the Alive or Candidate here, or null
   Field<Cell, 1> id;     // index in the grid
 
-  DYNASOAR_HD Cell(int i, Cell** table) : agent(nullptr), id(i) { table[i] = this; }
+  DYNASOAR_HD explicit Cell(int i) : agent(nullptr), id(i) {}
 
   DYNASOAR_HD void populate(World w, const unsigned char* initial);
   DYNASOAR_HD void add_checksum(unsigned long long* sum);
@@ -162,13 +162,13 @@ RunReport run(const Config& c) {
   const std::uint64_t default_bytes =
       default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
   Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_bytes, 2 * n);
-  platform::Buffer<Cell*> cells(n);
+  dynasoar::ObjectTable<AllocatorT, Cell> cells;
   {
     platform::Buffer<unsigned char> initial(n);
     initial_state(c, initial, heap.stream());
     platform::synchronize(heap.stream());
-    heap.parallel_new<Cell>(n, cells.data());
-    const World w{grid, cells.data(), heap.device()};
+    cells = heap.parallel_new_indexed<Cell>(n);
+    const World w{grid, cells.index(), heap.device()};
     heap.parallel_do<Cell, &Cell::populate>(w, static_cast<const unsigned char*>(initial.data()));
     heap.parallel_do<Alive, &Alive::create_candidates>(w);
     heap.check_errors();
@@ -182,7 +182,7 @@ RunReport run(const Config& c) {
   };
   PhaseTimer timer(heap.stream());
   run_steps(c, timer, [&](int step) {
-    const World w{grid, cells.data(), heap.device()};
+    const World w{grid, cells.index(), heap.device()};
     heap.parallel_do_async<Alive, &Alive::prepare>(w);
     heap.parallel_do_async<Candidate, &Candidate::prepare>(w);
     timer.mark("prepare");

@@ -29,7 +29,7 @@ using AllocatorT = dynasoar::Allocator<Cell, Agent, Male, Female>;
 /// What every method needs: the grid and step, the cells by index, the allocator.
 struct World {
   Grid grid;
-  Cell** cells;
+  dynasoar::ObjectIndex<AllocatorT, Cell> cells;  // cells[i]: the cell of index i
   AllocatorT alloc;
 };
 
@@ -42,10 +42,7 @@ class Cell : public AllocatorT::Base {
   Field<Cell, 3> growth;  // sugar grown per step
   Field<Cell, 4> id;      // index in the grid
 
-  DYNASOAR_HD Cell(int i, Cell** table, Grid g)
-      : agent(nullptr), sugar(0), given(0), growth(grow_rate(g, i)), id(i) {
-    table[i] = this;
-  }
+  DYNASOAR_HD Cell(int i, Grid g) : agent(nullptr), sugar(0), given(0), growth(grow_rate(g, i)), id(i) {}
 
   /// Grows sugar and sets aside what diffuses to the neighbours.
   DYNASOAR_HD void grow() {
@@ -260,9 +257,8 @@ RunReport run(const Config& c) {
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap = make_heap<Handle>(heap_bytes, static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height));
   Grid grid{c.width, c.height, c.seed, 0};
-  platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
-  heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data(), grid);
-  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.data(), heap.device()});
+  const auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()), grid);
+  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
 
   // The viewer's copy of the grid, only where a frame is due.
   const auto send_frame = [&](int step) {
@@ -274,7 +270,7 @@ RunReport run(const Config& c) {
   const double enumeration_before = enumeration_seconds(heap);
   run_steps(c, timer, [&](int step) {
     grid.step = step;
-    const World w{grid, cells.data(), heap.device()};
+    const World w{grid, cells.index(), heap.device()};
     heap.parallel_do_async<Cell, &Cell::grow>();
     heap.parallel_do_async<Cell, &Cell::diffuse>(w);
     timer.mark("sugar");

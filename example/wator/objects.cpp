@@ -29,7 +29,7 @@ using AllocatorT = dynasoar::Allocator<Cell, Agent, Fish, Shark>;
 /// What every method needs: the grid and step, the cells by index, the allocator.
 struct World {
   Grid grid;
-  Cell** cells;
+  dynasoar::ObjectIndex<AllocatorT, Cell> cells;  // cells[i]: the cell of index i
   AllocatorT alloc;
 };
 
@@ -41,7 +41,7 @@ class Cell : public AllocatorT::Base {
   Field<Cell, 1> requests;  // bit d: the agent in direction d wants to move here (decide clears)
   Field<Cell, 2> id;        // index in the grid
 
-  DYNASOAR_HD Cell(int i, Cell** table) : agent(nullptr), requests(0u), id(i) { table[i] = this; }
+  DYNASOAR_HD explicit Cell(int i) : agent(nullptr), requests(0u), id(i) {}
 
   DYNASOAR_HD void populate(World w);
   DYNASOAR_HD void decide(World w, Purpose purpose);
@@ -229,9 +229,8 @@ RunReport run(const Config& c) {
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap(heap_bytes);  // --heap-mib, or the default for the grid and back end
   Grid grid{c.width, c.height, c.seed, 0};
-  platform::Buffer<Cell*> cells(static_cast<std::size_t>(grid.cells()));
-  heap.parallel_new<Cell>(static_cast<std::size_t>(grid.cells()), cells.data());
-  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.data(), heap.device()});
+  const auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()));
+  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
   // snippet-end: setup
 
   // The viewer's copy of the grid, only where a frame is due.
@@ -246,7 +245,7 @@ RunReport run(const Config& c) {
   run_steps(c, timer, [&](int step) {
     grid.step = step;
     // snippet-begin: step
-    const World w{grid, cells.data(), heap.device()};
+    const World w{grid, cells.index(), heap.device()};
     heap.parallel_do_async<Fish, &Fish::prepare>(w);
     timer.mark("fish prepare");
     heap.parallel_do_async<Cell, &Cell::decide>(w, kFishDecide);

@@ -195,21 +195,18 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   /// `new` per thread, queued on the stream.
   template <class T, class Pack>
   void create_objects(std::size_t n, const Pack& pack) {
-    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
-      // AWMalloc never fails a request that fits the pool: it wraps to the
-      // pool's start, over memory still in use. Objects of one call that
-      // together exceed the pool would overwrite each other; refuse them.
-      // (An object larger than the pool fails by itself, with the flag.)
-      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
-      if (each <= pool_.bytes() && n > pool_.bytes() / each)
-        throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
-                          " objects of " + std::to_string(each) +
-                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
-                          " bytes, and AWMalloc would hand out memory of objects this call made; "
-                          "nothing was made. Give AllocatorHandle a larger pool.");
-    }
-    compact(Alloc::template type_id<T>(), n);
+    make_room<T>(n);
     this->template create_one_by_one<T>(n, pack);
+  }
+
+  /// BackendHandle hook of parallel_new_indexed: as create_objects, with
+  /// each object's pointer written to the table (a pointer per object).
+  template <class T, class Pack>
+  ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
+    platform::Buffer<T*> pointers(std::max<std::size_t>(n, 1));
+    make_room<T>(n);
+    this->template create_one_by_one<T>(n, pack, pointers.data());
+    return ObjectTable<Alloc, T>(std::move(pointers), n, 0, 0);
   }
 
   /// Seconds spent compacting registry arrays since construction (the
@@ -253,6 +250,26 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   }
 
  private:
+  // Room for n more objects of T in the registry (and, on AWMalloc, n that
+  // fit the pool together), before a creation kernel.
+  template <class T>
+  void make_room(std::size_t n) {
+    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
+      // AWMalloc never fails a request that fits the pool: it wraps to the
+      // pool's start, over memory still in use. Objects of one call that
+      // together exceed the pool would overwrite each other; refuse them.
+      // (An object larger than the pool fails by itself, with the flag.)
+      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
+      if (each <= pool_.bytes() && n > pool_.bytes() / each)
+        throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
+                          " objects of " + std::to_string(each) +
+                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
+                          " bytes, and AWMalloc would hand out memory of objects this call made; "
+                          "nothing was made. Give AllocatorHandle a larger pool.");
+    }
+    compact(Alloc::template type_id<T>(), n);
+  }
+
   // The registry's error flags after everything queued. Waits for the stream.
   unsigned registry_error() const { return error_.read(stream_); }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dynasoar/object.h"
+#include "dynasoar/object_index.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
@@ -66,13 +67,16 @@ ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest)
   return {std::forward<A>(a), pack_args(std::forward<Rest>(rest)...)};
 }
 
-/// parallel_new's kernel: object i is T(i, args...).
+/// parallel_new's kernel: object i is T(i, args...), and out[i] its
+/// pointer where `out` is given (parallel_new_indexed; nullptr on failure).
 template <class Alloc, class T, class Pack>
 struct NewObjects {
   Alloc alloc;
   Pack args;
+  T** out = nullptr;
   DYNASOAR_HD void operator()(std::size_t i) const {
     T* p = alloc.template allocate<T>();
+    if (out != nullptr) out[i] = p;
     if (p == nullptr) return;  // out of memory: the error flag is raised
     args.apply(
         [&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
@@ -93,6 +97,9 @@ struct NewObjects {
 /// concept can state, H has the member templates
 ///   template <class T, class Pack> void create_objects(std::size_t n, const Pack& args);
 ///     // queue T(i, args...) for i < n on stream() (parallel_new)
+///   template <class T, class Pack>
+///   ObjectTable<Allocator, T> create_objects_indexed(std::size_t n, const Pack& args);
+///     // the same, and where object i is (parallel_new_indexed)
 ///   template <class T, auto Method, bool kWithSubclasses, class... Args>
 ///   void parallel_do_async(Args&&... args);   // queue the do-all on stream()
 template <class H>
@@ -120,6 +127,23 @@ class HandleOps {
     handle().check_errors();  // waits for the stream
   }
 
+  /// parallel_new that also returns where the objects are: the table's
+  /// index()[i] is object T(i, args...) (dynasoar/object_index.h). On the
+  /// block heap the objects fill whole blocks, group by group, and the index
+  /// holds a block number per group; it needs a free block for every group
+  /// of objects (the last one partly filled), and throws OutOfMemory if
+  /// there was none (the objects of the groups that had one were made, and
+  /// the table is not returned). On a byte allocator it is a table of
+  /// pointers. Returns when done.
+  template <class T, class... Args>
+  auto parallel_new_indexed(std::size_t n, Args&&... args) {  // ObjectTable<H::Allocator, T>
+    check_object_count(n);
+    ObjectTable<typename H::Allocator, T> table =
+        handle().template create_objects_indexed<T>(n, detail::pack_args(std::forward<Args>(args)...));
+    handle().check_errors();  // waits for the stream
+    return table;
+  }
+
   /// parallel_new without waiting: queued on the handle's stream (the
   /// handle's operations are ordered on it; a second stream needs a second
   /// handle). Call check_errors() after the stream is done to learn whether
@@ -127,9 +151,7 @@ class HandleOps {
   /// waits for the stream.
   template <class T, class... Args>
   void parallel_new_async(std::size_t n, Args&&... args) {
-    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw std::invalid_argument(
-          "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
+    check_object_count(n);
     handle().template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
   }
 
@@ -201,12 +223,20 @@ class HandleOps {
   }
 
  protected:
-  /// parallel_new the plain way: every thread of one kernel runs `new T`.
+  /// parallel_new the plain way: every thread of one kernel runs `new T`
+  /// (and writes the object's pointer to out[i] where `out` is given).
   template <class T, class Pack>
-  void create_one_by_one(std::size_t n, const Pack& pack) {
+  void create_one_by_one(std::size_t n, const Pack& pack, T** out = nullptr) {
     H& self = handle();
-    platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, Pack>{self.device(), pack},
+    platform::parallel_for(n, detail::NewObjects<decltype(self.device()), T, Pack>{self.device(), pack, out},
                            self.stream());
+  }
+
+  /// The object index of parallel_new and parallel_new_indexed is an int.
+  static void check_object_count(std::size_t n) {
+    if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw std::invalid_argument(
+          "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
   }
 
   /// f(type id) for every concrete class that is T or derives from it (T

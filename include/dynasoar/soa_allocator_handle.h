@@ -259,11 +259,37 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
     if (groups != 0)
-      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), block_list(type), type, cap}, stream_);
+      platform::parallel_for(
+          groups, soa::detail::ClaimFullBlocks{state_.data(), block_list(type), type, cap, groups * cap}, stream_);
     platform::parallel_for(n,
                            soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
                                device(), heap_base(), kBlockBytes, block_list(type), groups, pack},
                            stream_);
+  }
+
+  /// BackendHandle hook of parallel_new_indexed: as create_objects, but
+  /// every group of `capacity` objects, the last one too, gets a block of
+  /// its own (no `new`), and the table keeps the blocks' numbers. Throws
+  /// OutOfMemory at once if the heap has fewer blocks than groups.
+  template <class T, class Pack>
+  ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
+    static_assert(check_allocatable<Registry, T>());
+    constexpr unsigned type = Alloc::template type_id<T>();
+    constexpr unsigned cap = Registry::kCapacityById[type];
+    const std::size_t groups = (n + cap - 1) / cap;
+    if (groups > num_blocks_)
+      throw OutOfMemory("dynasoar: parallel_new_indexed of " + std::to_string(n) + " objects needs " +
+                        std::to_string(groups) + " blocks; the heap has " + std::to_string(num_blocks_) +
+                        ". Give AllocatorHandle a larger heap.");
+    platform::Buffer<bit_index> blocks(std::max<std::size_t>(groups, 1));
+    if (groups != 0)
+      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks.data(), type, cap, n},
+                             stream_);
+    platform::parallel_for(n,
+                           soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
+                               device(), heap_base(), kBlockBytes, blocks.data(), groups, pack, state_.data()},
+                           stream_);
+    return ObjectTable<Alloc, T>(std::move(blocks), n, heap_base(), kBlockBytes);
   }
 
   /// BackendHandle hook of count<T>(): live objects of the concrete class

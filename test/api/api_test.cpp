@@ -3,6 +3,7 @@
 // without its subclasses, field idioms of ordinary C++ (a field in a
 // conditional expression or as an index), the library's random numbers (the
 // same on host and device), and the device stack size for recursive methods.
+#include <dynasoar/detail/debug.h>
 #include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
@@ -224,6 +225,53 @@ TYPED_TEST(ApiTest, RandomStreamInAField) {
     want[i] = s.next_u32();
   }
   EXPECT_EQ(out.to_vector(), want);
+}
+
+// Reads object i's id through an ObjectIndex, in a kernel (or host threads).
+template <class Index>
+struct ReadIds {
+  Index index;
+  int* out;
+  DYNASOAR_HD void operator()(std::size_t i) const { out[i] = static_cast<int>(index[i]->id); }
+};
+
+// parallel_new_indexed: index[i] is object i, also in the last, partly
+// filled block of the block heap, and stays so when later `new`s fill that
+// block's free slots.
+TYPED_TEST(ApiTest, ParallelNewIndexedFindsObjectI) {
+  using Z = typename TestFixture::Classes;
+  typename Z::Handle heap(TestFixture::kHeapBytes);
+  constexpr int kCounters = 1000, kMore = 333;  // no multiple of any capacity
+  // snippet-begin: indexed
+  dynasoar::ObjectTable<typename Z::Alloc, typename Z::Counter> table =
+      heap.template parallel_new_indexed<typename Z::Counter>(kCounters);
+  // table.index() is trivially copyable: pass it to kernels; index[i] is object i.
+  // snippet-end: indexed
+  ASSERT_EQ(table.size(), std::size_t{kCounters});
+  heap.template parallel_new<typename Z::Counter>(kMore);
+  dynasoar::platform::Buffer<int> ids(kCounters);
+  dynasoar::platform::parallel_for(kCounters, ReadIds<typename decltype(table)::Index>{table.index(), ids.data()});
+  std::vector<int> want(kCounters);
+  for (int i = 0; i < kCounters; ++i) want[i] = i;
+  EXPECT_EQ(ids.to_vector(), want);
+  EXPECT_EQ(heap.template count<typename Z::Counter>(), ull{kCounters + kMore});
+  if constexpr (dynasoar::backend::HeapBackend<TypeParam>) {
+    EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+  }
+}
+
+// On the block heap every group of objects needs a free block: a heap too
+// small throws OutOfMemory before anything is made.
+TYPED_TEST(ApiTest, ParallelNewIndexedNeedsABlockPerGroup) {
+  using Z = typename TestFixture::Classes;
+  if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
+    GTEST_SKIP() << "the block heap's test: byte allocators have no blocks per group";
+  } else {
+    auto heap = Z::Handle::template for_objects<typename Z::Counter>(200);
+    EXPECT_THROW(heap.template parallel_new_indexed<typename Z::Counter>(100000), dynasoar::OutOfMemory);
+    EXPECT_EQ(heap.template count<typename Z::Counter>(), 0u);
+    EXPECT_NO_THROW(heap.template parallel_new_indexed<typename Z::Counter>(200));
+  }
 }
 
 // Philox4x32-10 known answers (the generator's published test vectors).

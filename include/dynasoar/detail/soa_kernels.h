@@ -276,9 +276,10 @@ struct HostDoAll {
 #endif
 
 /// parallel_new, first step: worker g takes a free block for the objects
-/// g * cap .. g * cap + cap - 1 with all its slots already reserved (a
-/// block born full is not active) and writes its index to blocks[g], or
-/// kNoBit when no block is free (the second step then makes those objects
+/// g * cap .. g * cap + cap - 1 (those below `objects`) with their slots
+/// already reserved (a block born full is not active; the last group of
+/// parallel_new_indexed may leave the block's upper slots free) and writes
+/// its index to blocks[g], or kNoBit when no block is free (the second step then makes those objects
 /// one `new` at a time). Objects made one `new` at a time land where each
 /// warp's search leads, which left n-body's blocks half full and their
 /// slots scattered: its do-alls ran half-empty warps and device_do took the
@@ -292,9 +293,13 @@ struct ClaimFullBlocks {
   unsigned type;
   /// Slots per block of that class.
   unsigned cap;
+  /// Objects of all groups: group g reserves the slots of those below it.
+  std::size_t objects;
   /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
   DYNASOAR_HD void operator()(std::size_t g) const {
-    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), kAllSlots);
+    const std::size_t first = g * cap;
+    const word taken = objects - first >= cap ? kAllSlots : platform::low_bits(static_cast<unsigned>(objects - first));
+    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), taken);
   }
 };
 
@@ -302,7 +307,9 @@ struct ClaimFullBlocks {
 /// i % kCapacity of block i / kCapacity where the first step claimed one
 /// (`groups` of them), else (the last n % kCapacity objects, or no free block
 /// was left) by `new`, which also fills the free slots of the class's
-/// blocks and raises the out-of-memory flag only when there are none.
+/// blocks and raises the out-of-memory flag only when there are none. For
+/// parallel_new_indexed (`indexed` set) every object belongs in its group's
+/// block: where the group got none, the flag is raised and nothing made.
 template <class Alloc, class T, class Pack, unsigned kType, unsigned kCapacity>
 struct ConstructInBlocks {
   /// The device allocator, for the objects that found no claimed block.
@@ -317,6 +324,8 @@ struct ConstructInBlocks {
   std::size_t groups;
   /// The constructor's arguments after the index.
   Pack args;
+  /// parallel_new_indexed: the heap whose flag a group without a block raises; else nullptr.
+  HeapState* indexed = nullptr;
   /// Constructs object i; on out of memory it makes nothing (the flag is raised). Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     const std::size_t g = i / kCapacity;
@@ -325,6 +334,9 @@ struct ConstructInBlocks {
     if (b != kNoBit) {
       const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
       p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+    } else if (indexed != nullptr) {
+      indexed->raise_error(kHeapOutOfMemory);
+      return;
     } else {
       p = alloc.template allocate<T>();
       if (p == nullptr) return;  // out of memory: the flag is raised
