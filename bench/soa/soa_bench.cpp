@@ -16,7 +16,7 @@
 // 4. do_all: parallel_do over N objects with two float fields (read and
 //    written) against the same computation over plain SOA arrays (the
 //    bandwidth floor), N = 2^10 .. 2^26. The parallel_do time includes its
-//    whole pipeline: block enumeration, snapshot of the iteration bitmaps
+//    whole pipeline: block enumeration, snapshot of the allocation bitmaps
 //    and the do-all kernel. A second baseline offsets both arrays by 64
 //    bytes, the heap's alignment, to show what that alignment costs.
 // 4b. layout: the same do-all on the heap's two block layouts, SOA

@@ -12,15 +12,15 @@
 // every cell access, a cache miss where the neighbours are far apart in the
 // table. On the block heap parallel_new already puts object i in slot
 // i % capacity of one block per group of `capacity` objects; the index keeps
-// those blocks' numbers, 4 bytes per group (wa-tor's cells: 437 KiB instead
-// of 42 MiB), so the lookup is one small table load and some arithmetic. On
-// the byte allocators, whose objects lie wherever their allocator put them,
-// the index is the table of pointers.
+// those blocks' numbers, 4 bytes per group (wa-tor's 2048x2560 cells: 427
+// KiB instead of 40 MiB), so the lookup is one small table load and some
+// arithmetic. On the byte allocators, whose objects lie wherever their
+// allocator put them, the index is the table of pointers.
 //
-// The index stays valid while the objects live; an object destroyed (or
-// never made: the heap was full and parallel_new_indexed threw) leaves its
-// entry pointing at a slot that is not this object. The table owns the
-// index's memory: keep it while kernels use the index.
+// The index stays valid while the objects live; an object destroyed leaves
+// its entry pointing at a slot that is no longer that object. The table owns
+// the index's memory: keep it while kernels use the index. A table that was
+// moved from is empty (size 0).
 #pragma once
 
 #include <cstddef>
@@ -91,13 +91,24 @@ class ObjectIndex {
 template <class Alloc, class T>
 class ObjectTable {
  public:
+  /// The view kernels take.
   using Index = ObjectIndex<Alloc, T>;
+  /// A block number per group (block heap) or a pointer per object.
   using Entry = typename Index::Entry;
 
   ObjectTable() = default;
   /// Takes `entries`, filled (or queued to be filled) for n objects.
   ObjectTable(platform::Buffer<Entry> entries, std::size_t n, std::uint64_t heap_base, std::uint64_t block_bytes)
       : entries_(std::move(entries)), index_(entries_.data(), n, heap_base, block_bytes) {}
+  /// Takes over the memory of `o`, which is left empty (the index moves
+  /// with the memory it points into).
+  ObjectTable(ObjectTable&& o) noexcept : entries_(std::move(o.entries_)), index_(std::exchange(o.index_, Index{})) {}
+  /// Frees the memory held now, then takes over that of `o`, which is left empty.
+  ObjectTable& operator=(ObjectTable&& o) noexcept {
+    entries_ = std::move(o.entries_);
+    index_ = std::exchange(o.index_, Index{});
+    return *this;
+  }
 
   /// The view to pass to kernels and methods.
   const Index& index() const { return index_; }

@@ -68,7 +68,7 @@ ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest)
 }
 
 /// parallel_new's kernel: object i is T(i, args...), and out[i] its
-/// pointer where `out` is given (parallel_new_indexed; nullptr on failure).
+/// pointer where `out` is given (parallel_new_indexed).
 template <class Alloc, class T, class Pack>
 struct NewObjects {
   Alloc alloc;
@@ -131,13 +131,14 @@ class HandleOps {
   /// index()[i] is object T(i, args...) (dynasoar/object_index.h). On the
   /// block heap the objects fill whole blocks, group by group, and the index
   /// holds a block number per group; it needs a free block for every group
-  /// of objects (the last one partly filled), and throws OutOfMemory if
-  /// there was none (the objects of the groups that had one were made, and
-  /// the table is not returned). On a byte allocator it is a table of
-  /// pointers. Returns when done.
+  /// of objects (the last one partly filled), and throws OutOfMemory without
+  /// making anything if there are fewer. On a byte allocator it is a table
+  /// of pointers (OutOfMemory as for parallel_new). Errors of operations
+  /// queued before are reported first, before anything is made. Blocking.
   template <class T, class... Args>
   auto parallel_new_indexed(std::size_t n, Args&&... args) {  // ObjectTable<H::Allocator, T>
     check_object_count(n);
+    handle().check_errors();  // earlier errors are not this call's: report them before making anything
     ObjectTable<typename H::Allocator, T> table =
         handle().template create_objects_indexed<T>(n, detail::pack_args(std::forward<Args>(args)...));
     handle().check_errors();  // waits for the stream

@@ -270,17 +270,22 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// BackendHandle hook of parallel_new_indexed: as create_objects, but
   /// every group of `capacity` objects, the last one too, gets a block of
   /// its own (no `new`), and the table keeps the blocks' numbers. Throws
-  /// OutOfMemory at once if the heap has fewer blocks than groups.
+  /// OutOfMemory, making nothing, if fewer blocks are free than there are
+  /// groups (counting them waits for the stream). Should a claim still find
+  /// no block (another stream using the heap meanwhile), its objects are
+  /// not made and the out-of-memory flag is raised.
   template <class T, class Pack>
   ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
     static_assert(check_allocatable<Registry, T>());
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = (n + cap - 1) / cap;
-    if (groups > num_blocks_)
+    const std::uint64_t free = groups == 0 ? 0 : free_blocks_->count(stream_);
+    if (groups > free)
       throw OutOfMemory("dynasoar: parallel_new_indexed of " + std::to_string(n) + " objects needs " +
-                        std::to_string(groups) + " blocks; the heap has " + std::to_string(num_blocks_) +
-                        ". Give AllocatorHandle a larger heap.");
+                        std::to_string(groups) + " free blocks (one per " + std::to_string(cap) +
+                        " objects); the heap has " + std::to_string(free) + " of " + std::to_string(num_blocks_) +
+                        " free; nothing was made. Give AllocatorHandle a larger heap.");
     platform::Buffer<bit_index> blocks(std::max<std::size_t>(groups, 1));
     if (groups != 0)
       platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks.data(), type, cap, n},

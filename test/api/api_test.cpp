@@ -38,6 +38,7 @@ struct Zoo {
       for (int k = 0; k < 4; ++k) scores[k] = static_cast<float>(10 * k);
     }
     DYNASOAR_HD void count(ull* n) { atomic_fetch_add(n, 1ull); }
+    DYNASOAR_HD void destroy_self(Alloc alloc) { dynasoar::destroy(alloc, this); }
     // Every plain Fish makes a Shark (a subclass, visited by the same do-all).
     DYNASOAR_HD void spawn_shark(Alloc alloc, ull* visits) {
       atomic_fetch_add(visits, 1ull);
@@ -249,28 +250,43 @@ TYPED_TEST(ApiTest, ParallelNewIndexedFindsObjectI) {
   // snippet-end: indexed
   ASSERT_EQ(table.size(), std::size_t{kCounters});
   heap.template parallel_new<typename Z::Counter>(kMore);
+  // The index moves with its table; the table moved from is empty.
+  auto moved = std::move(table);
+  EXPECT_EQ(table.size(), 0u);
+  ASSERT_EQ(moved.size(), std::size_t{kCounters});
   dynasoar::platform::Buffer<int> ids(kCounters);
-  dynasoar::platform::parallel_for(kCounters, ReadIds<typename decltype(table)::Index>{table.index(), ids.data()});
+  dynasoar::platform::parallel_for(kCounters, ReadIds<typename decltype(moved)::Index>{moved.index(), ids.data()});
   std::vector<int> want(kCounters);
   for (int i = 0; i < kCounters; ++i) want[i] = i;
   EXPECT_EQ(ids.to_vector(), want);
   EXPECT_EQ(heap.template count<typename Z::Counter>(), ull{kCounters + kMore});
+  EXPECT_EQ(heap.template parallel_new_indexed<typename Z::Counter>(0).size(), 0u);
   if constexpr (dynasoar::backend::HeapBackend<TypeParam>) {
     EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   }
 }
 
-// On the block heap every group of objects needs a free block: a heap too
-// small throws OutOfMemory before anything is made.
+// On the block heap every group of objects needs a free block: where fewer
+// are free (too small a heap, or blocks held by another class), it throws
+// OutOfMemory before anything is made.
 TYPED_TEST(ApiTest, ParallelNewIndexedNeedsABlockPerGroup) {
   using Z = typename TestFixture::Classes;
   if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
     GTEST_SKIP() << "the block heap's test: byte allocators have no blocks per group";
   } else {
+    // Blocks for 200 Counters and one block for each other class.
     auto heap = Z::Handle::template for_objects<typename Z::Counter>(200);
     EXPECT_THROW(heap.template parallel_new_indexed<typename Z::Counter>(100000), dynasoar::OutOfMemory);
     EXPECT_EQ(heap.template count<typename Z::Counter>(), 0u);
+    // Fish in three blocks: one more than their own, so one Counter block short.
+    const std::size_t fish_per_block = heap.template statistics<typename Z::Fish>()[0].capacity;
+    heap.template parallel_new<typename Z::Fish>(3 * fish_per_block);
+    EXPECT_THROW(heap.template parallel_new_indexed<typename Z::Counter>(200), dynasoar::OutOfMemory);
+    EXPECT_EQ(heap.template count<typename Z::Counter>(), 0u) << "objects were made although it threw";
+    EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+    heap.template parallel_do<typename Z::Fish, &Z::Fish::destroy_self>(heap.device());
     EXPECT_NO_THROW(heap.template parallel_new_indexed<typename Z::Counter>(200));
+    EXPECT_EQ(heap.template count<typename Z::Counter>(), 200u);
   }
 }
 
