@@ -26,12 +26,14 @@ class Shark;
 using AllocatorT = dynasoar::Allocator<Cell, Agent, Fish, Shark>;
 // snippet-end: allocator
 
+// snippet-begin: world
 /// What every method needs: the grid and step, the cells by index, the allocator.
 struct World {
   Grid grid;
   dynasoar::ObjectIndex<AllocatorT, Cell> cells;  // cells[i]: the cell of index i
   AllocatorT alloc;
 };
+// snippet-end: world
 
 // snippet-begin: cell
 class Cell : public AllocatorT::Base {
