@@ -282,7 +282,8 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     const std::size_t groups = (n + cap - 1) / cap;
     const std::uint64_t free = groups == 0 ? 0 : free_blocks_->count(stream_);
     if (groups > free)
-      throw OutOfMemory("dynasoar: parallel_new_indexed of " + std::to_string(n) + " objects needs " +
+      throw OutOfMemory("dynasoar: the object heap is out of memory: parallel_new_indexed of " + std::to_string(n) +
+                        " objects needs " +
                         std::to_string(groups) + " free blocks (one per " + std::to_string(cap) +
                         " objects); the heap has " + std::to_string(free) + " of " + std::to_string(num_blocks_) +
                         " free; nothing was made. Give AllocatorHandle a larger heap.");
