@@ -69,9 +69,8 @@ class ObjectIndex {
     if constexpr (kByBlock) {
       constexpr unsigned type = Alloc::template type_id<T>();
       constexpr unsigned cap = Alloc::Registry::kCapacityById[type];
-      const std::uint64_t block =
-          (heap_base_ + static_cast<std::uint64_t>(entries_[i / cap]) * block_bytes_) & soa::kBlockAddressMask;
-      return reinterpret_cast<T*>(soa::make_pointer(block, static_cast<unsigned>(i % cap), cap, type));
+      return reinterpret_cast<T*>(soa::make_pointer(soa::block_at(heap_base_, block_bytes_, entries_[i / cap]),
+                                                    static_cast<unsigned>(i % cap), cap, type));
     } else {
       return entries_[i];
     }

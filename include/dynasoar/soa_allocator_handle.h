@@ -258,13 +258,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = std::min<std::size_t>(n / cap, num_blocks_);
-    if (groups != 0)
-      platform::parallel_for(
-          groups, soa::detail::ClaimFullBlocks{state_.data(), block_list(type), type, cap, groups * cap}, stream_);
-    platform::parallel_for(n,
-                           soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
-                               device(), heap_base(), kBlockBytes, block_list(type), groups, pack},
-                           stream_);
+    construct_in_blocks<T>(n, pack, block_list(type), groups, groups * cap, nullptr);
   }
 
   /// BackendHandle hook of parallel_new_indexed: as create_objects, but
@@ -288,13 +282,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                         " objects); the heap has " + std::to_string(free) + " of " + std::to_string(num_blocks_) +
                         " free; nothing was made. Give AllocatorHandle a larger heap.");
     platform::Buffer<bit_index> blocks(std::max<std::size_t>(groups, 1));
-    if (groups != 0)
-      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks.data(), type, cap, n},
-                             stream_);
-    platform::parallel_for(n,
-                           soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
-                               device(), heap_base(), kBlockBytes, blocks.data(), groups, pack, state_.data()},
-                           stream_);
+    construct_in_blocks<T>(n, pack, blocks.data(), groups, n, state_.data());
     return ObjectTable<Alloc, T>(std::move(blocks), n, heap_base(), kBlockBytes);
   }
 
@@ -314,6 +302,25 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
  private:
   friend struct debug::HeapInspector;
+  // The two kernels of create_objects and create_objects_indexed: the first
+  // `groups` groups of the class's capacity claim a block each into
+  // blocks[g] (reserving the slots of objects below `claimed`), then object
+  // i is made in slot i % capacity of its group's block; where a group has
+  // none, by `new` (indexed == nullptr) or not at all, with indexed's
+  // out-of-memory flag raised.
+  template <class T, class Pack>
+  void construct_in_blocks(std::size_t n, const Pack& pack, bit_index* blocks, std::size_t groups,
+                           std::size_t claimed, soa::HeapState* indexed) {
+    constexpr unsigned type = Alloc::template type_id<T>();
+    constexpr unsigned cap = Registry::kCapacityById[type];
+    if (groups != 0)
+      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed}, stream_);
+    platform::parallel_for(n,
+                           soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
+                               device(), heap_base(), kBlockBytes, blocks, groups, pack, indexed},
+                           stream_);
+  }
+
   /// debug::check_consistency (dynasoar/detail/debug.h): every bitmap consistent
   /// (App. A.5), and the block states agree with them: a block is free or
   /// belongs to exactly one class, is non-empty, has that class in its

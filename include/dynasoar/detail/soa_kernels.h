@@ -212,8 +212,7 @@ struct DoAll {
     const std::size_t n = *count;
     for (std::size_t k = t / kCapacity; k < n; k += stride) {
       if (((snapshots[k] >> slot) & 1u) == 0) continue;
-      const std::uint64_t block =
-          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
     }
@@ -262,8 +261,7 @@ struct HostDoAll {
   /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
   void operator()(std::size_t begin, std::size_t end) const {
     for (std::size_t k = begin; k < end; ++k) {
-      const std::uint64_t block =
-          (heap_base + static_cast<std::uint64_t>(blocks[k]) * block_bytes) & kBlockAddressMask;
+      const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
       const word snapshot = snapshots[k] & platform::low_bits(kCapacity);
       for (word live = snapshot; live != 0; live &= live - 1) {
         const auto slot = static_cast<unsigned>(platform::ctz(live));
@@ -332,8 +330,8 @@ struct ConstructInBlocks {
     const bit_index b = g < groups ? blocks[g] : kNoBit;
     T* p = nullptr;
     if (b != kNoBit) {
-      const std::uint64_t block = (heap_base + static_cast<std::uint64_t>(b) * block_bytes) & kBlockAddressMask;
-      p = reinterpret_cast<T*>(make_pointer(block, static_cast<unsigned>(i % kCapacity), kCapacity, kType));
+      p = reinterpret_cast<T*>(
+          make_pointer(block_at(heap_base, block_bytes, b), static_cast<unsigned>(i % kCapacity), kCapacity, kType));
     } else if (indexed != nullptr) {
       indexed->raise_error(kHeapOutOfMemory);
       return;

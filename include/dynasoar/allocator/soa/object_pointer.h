@@ -32,6 +32,15 @@ inline constexpr std::uint64_t kBlockAddressMask = (kAddressLimit - 1) & ~(kArra
 static_assert(kBlockHeaderBytes % kArrayAlignment == 0 && kArrayAlignment >= kMaxSlots,
               "the slot bits must lie below the block alignment");
 
+/// Address of block b of a heap whose block 0 is at heap_base, masked to the
+/// pointer's address bits: kernels that make pointers from it let the
+/// compiler see that those bits are the address (the do-all, parallel_new,
+/// ObjectIndex).
+DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t block_at(std::uint64_t heap_base,
+                                                                  std::uint64_t block_bytes, std::uint64_t b) {
+  return (heap_base + b * block_bytes) & kBlockAddressMask;
+}
+
 DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t make_pointer(std::uint64_t block_address,
                                                                       unsigned slot, unsigned capacity,
                                                                       unsigned type_id) {
