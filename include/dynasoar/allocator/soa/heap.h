@@ -206,7 +206,10 @@ struct HeapState {
       return;  // destroyed before, and no new object took the slot since
     }
     word* bits = &header(block)->allocation;
-    const word before = platform::atomic_fetch_and(bits, ~mask, platform::acq_rel);
+    // Release: the object's last writes happen before its slot is taken
+    // again (the reservation acquires). Nothing read after this needs an
+    // acquire; the block's deletion acquires on its own (try_delete_block).
+    const word before = platform::atomic_fetch_and(bits, ~mask, platform::release);
     if ((before & mask) == 0) {  // the slot was free: the fetch_and changed nothing
       raise_error(kHeapDoubleFree);
       return;
@@ -316,7 +319,12 @@ struct HeapState {
       if (static_cast<unsigned>(platform::popc(candidates)) > wanted)
         candidates &= platform::low_bits(static_cast<unsigned>(platform::nth_set_bit(candidates, static_cast<int>(wanted))));
       const word mask = platform::rotl(candidates, rotation);
-      const word before = platform::atomic_fetch_or(bits, mask, platform::acq_rel);
+      // Acquire, not acq_rel: the slots' earlier objects and the block's
+      // type (App. A.2) must be seen, but nothing this thread wrote before
+      // needs publishing. The release half compiled to a MEMBAR.ALL.GPU
+      // ahead of the atom, 11 % of the stall samples of wa-tor's fish update
+      // (bench/results/2026-11-27-h100-alloc-orders/).
+      const word before = platform::atomic_fetch_or(bits, mask, platform::acquire);
       const word mine = mask & ~before;
       if (mine != 0) {
         filled = (before | mask) == kAllSlots;
