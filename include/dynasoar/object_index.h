@@ -14,7 +14,10 @@
 // i % capacity of one block per group of `capacity` objects; the index keeps
 // those blocks' numbers, 4 bytes per group (wa-tor's 2048x2560 cells: 427
 // KiB instead of 40 MiB), so the lookup is one small table load and some
-// arithmetic. On the byte allocators, whose objects lie wherever their
+// arithmetic. Where the heap has a run of free blocks (a grid made first),
+// the groups get consecutive blocks, and the lookup is arithmetic alone;
+// neighbours in the grid are then neighbours in memory too, as in a
+// hand-written array. On the byte allocators, whose objects lie wherever their
 // allocator put them, the index is the table of pointers.
 //
 // The index stays valid while the objects live; an object destroyed leaves
@@ -60,16 +63,21 @@ class ObjectIndex {
 
   ObjectIndex() = default;
   /// The index over `entries` for n objects (heap_base and block_bytes:
-  /// the block heap's block 0 and block size; unused otherwise).
-  ObjectIndex(const Entry* entries, std::size_t n, std::uint64_t heap_base, std::uint64_t block_bytes)
-      : entries_(entries), size_(n), heap_base_(heap_base), block_bytes_(block_bytes) {}
+  /// the block heap's block 0 and block size; unused otherwise). `first`:
+  /// where the groups' blocks are consecutive, the first of them (entry g
+  /// is first + g, and no entry is read); kNoBit otherwise.
+  ObjectIndex(const Entry* entries, std::size_t n, std::uint64_t heap_base, std::uint64_t block_bytes,
+              bit_index first = kNoBit)
+      : entries_(entries), size_(n), heap_base_(heap_base), block_bytes_(block_bytes), first_(first) {}
 
   /// Object i (i < size()). Host and device.
   DYNASOAR_HD DYNASOAR_FORCEINLINE T* operator[](std::size_t i) const {
     if constexpr (kByBlock) {
       constexpr unsigned type = Alloc::template type_id<T>();
       constexpr unsigned cap = Alloc::Registry::kCapacityById[type];
-      return reinterpret_cast<T*>(soa::make_pointer(soa::block_at(heap_base_, block_bytes_, entries_[i / cap]),
+      // The same branch in every thread of a kernel (first_ is a parameter).
+      const bit_index block = first_ != kNoBit ? static_cast<bit_index>(first_ + i / cap) : entries_[i / cap];
+      return reinterpret_cast<T*>(soa::make_pointer(soa::block_at(heap_base_, block_bytes_, block),
                                                     static_cast<unsigned>(i % cap), cap, type));
     } else {
       return entries_[i];
@@ -77,12 +85,16 @@ class ObjectIndex {
   }
   /// Number of objects.
   DYNASOAR_HD std::size_t size() const { return size_; }
+  /// True where object i is found by arithmetic alone (the block heap gave
+  /// the groups consecutive blocks), without a table load.
+  DYNASOAR_HD bool consecutive() const { return first_ != kNoBit; }
 
  private:
   const Entry* entries_ = nullptr;
   std::size_t size_ = 0;
   std::uint64_t heap_base_ = 0;
   std::uint64_t block_bytes_ = 0;
+  bit_index first_ = kNoBit;
 };
 
 /// The memory of an ObjectIndex (device memory in a CUDA build), returned by
@@ -96,9 +108,11 @@ class ObjectTable {
   using Entry = typename Index::Entry;
 
   ObjectTable() = default;
-  /// Takes `entries`, filled (or queued to be filled) for n objects.
-  ObjectTable(platform::Buffer<Entry> entries, std::size_t n, std::uint64_t heap_base, std::uint64_t block_bytes)
-      : entries_(std::move(entries)), index_(entries_.data(), n, heap_base, block_bytes) {}
+  /// Takes `entries`, filled (or queued to be filled) for n objects;
+  /// `first` as for ObjectIndex.
+  ObjectTable(platform::Buffer<Entry> entries, std::size_t n, std::uint64_t heap_base, std::uint64_t block_bytes,
+              bit_index first = kNoBit)
+      : entries_(std::move(entries)), index_(entries_.data(), n, heap_base, block_bytes, first) {}
   /// Takes over the memory of `o`, which is left empty (the index moves
   /// with the memory it points into).
   ObjectTable(ObjectTable&& o) noexcept : entries_(std::move(o.entries_)), index_(std::exchange(o.index_, Index{})) {}

@@ -263,11 +263,14 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   /// BackendHandle hook of parallel_new_indexed: as create_objects, but
   /// every group of `capacity` objects, the last one too, gets a block of
-  /// its own (no `new`), and the table keeps the blocks' numbers. Throws
-  /// OutOfMemory, making nothing, if fewer blocks are free than there are
-  /// groups (counting them waits for the stream). Should a claim still find
-  /// no block (another stream using the heap meanwhile), its objects are
-  /// not made and the out-of-memory flag is raised.
+  /// its own (no `new`), and the table keeps the blocks' numbers: those of
+  /// a run of consecutive free blocks where the heap has one, and the index
+  /// then computes them. Throws OutOfMemory, making nothing, if fewer blocks
+  /// are free than there are groups. Waits for the stream (it counts the
+  /// free blocks, looks for the run, and checks that every group got its
+  /// block of the run). Should a claim still find no block (another stream
+  /// using the heap meanwhile), its objects are not made and the
+  /// out-of-memory flag is raised.
   template <class T, class Pack>
   ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
     static_assert(check_allocatable<Registry, T>());
@@ -282,8 +285,22 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                         " objects); the heap has " + std::to_string(free) + " of " + std::to_string(num_blocks_) +
                         " free; nothing was made. Give AllocatorHandle a larger heap.");
     platform::Buffer<bit_index> blocks(std::max<std::size_t>(groups, 1));
-    construct_in_blocks<T>(n, pack, blocks.data(), groups, n, state_.data());
-    return ObjectTable<Alloc, T>(std::move(blocks), n, heap_base(), kBlockBytes);
+    // Consecutive blocks where the heap has a run of free ones (a grid made
+    // first in a new heap): object i is then at a computed place, found
+    // without the table load, and neighbours in the grid are neighbours in
+    // memory. Each group asks for its block of the run; should another
+    // thread take one first (another stream), the index uses the table.
+    const bit_index run = free_blocks_->find_run(groups, stream_);
+    construct_in_blocks<T>(n, pack, blocks.data(), groups, n, state_.data(), run);
+    bit_index consecutive = kNoBit;
+    if (run != kNoBit) {
+      total_.zero(stream_);
+      platform::parallel_for(groups, soa::detail::CountOutsideRun{blocks.data(), run, total_.data()}, stream_);
+      unsigned long long outside = 0;
+      total_.copy_to_host(&outside, 1, 0, stream_);
+      if (outside == 0) consecutive = run;
+    }
+    return ObjectTable<Alloc, T>(std::move(blocks), n, heap_base(), kBlockBytes, consecutive);
   }
 
   /// BackendHandle hook of count<T>(): live objects of the concrete class
@@ -304,17 +321,19 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   friend struct debug::HeapInspector;
   // The two kernels of create_objects and create_objects_indexed: the first
   // `groups` groups of the class's capacity claim a block each into
-  // blocks[g] (reserving the slots of objects below `claimed`), then object
+  // blocks[g] (reserving the slots of objects below `claimed`; group g asks
+  // for block run + g first where `run` is given), then object
   // i is made in slot i % capacity of its group's block; where a group has
   // none, by `new` (indexed == nullptr) or not at all, with indexed's
   // out-of-memory flag raised.
   template <class T, class Pack>
   void construct_in_blocks(std::size_t n, const Pack& pack, bit_index* blocks, std::size_t groups,
-                           std::size_t claimed, soa::HeapState* indexed) {
+                           std::size_t claimed, soa::HeapState* indexed, bit_index run = kNoBit) {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     if (groups != 0)
-      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed}, stream_);
+      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run},
+                             stream_);
     platform::parallel_for(n,
                            soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
                                device(), heap_base(), kBlockBytes, blocks, groups, pack, indexed},

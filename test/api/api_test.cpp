@@ -290,6 +290,63 @@ TYPED_TEST(ApiTest, ParallelNewIndexedNeedsABlockPerGroup) {
   }
 }
 
+// Destroys object i of an index where i / cap is even (every other group).
+template <class Alloc, class Index>
+struct DestroyEveryOtherGroup {
+  Alloc alloc;
+  Index objects;
+  unsigned cap;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if ((i / cap) % 2 == 0) dynasoar::destroy(alloc, objects[i]);
+  }
+};
+
+// On the block heap a new heap gives the groups of parallel_new_indexed
+// consecutive blocks, and the index finds them by arithmetic; where the free
+// blocks are scattered (another class took every other block) the index
+// keeps each group's block. Object i is found either way.
+TYPED_TEST(ApiTest, ParallelNewIndexedOnConsecutiveAndScatteredBlocks) {
+  using Z = typename TestFixture::Classes;
+  if constexpr (!dynasoar::backend::HeapBackend<TypeParam>) {
+    GTEST_SKIP() << "the block heap's test: byte allocators keep a pointer per object";
+  } else {
+    using Table = dynasoar::ObjectTable<typename Z::Alloc, typename Z::Counter>;
+    const auto ids_of = [](const Table& table) {
+      dynasoar::platform::Buffer<int> ids(table.size());
+      dynasoar::platform::parallel_for(table.size(), ReadIds<typename Table::Index>{table.index(), ids.data()});
+      return ids.to_vector();
+    };
+    const auto upto = [](std::size_t n) {
+      std::vector<int> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(i);
+      return v;
+    };
+    typename Z::Handle fresh(TestFixture::kHeapBytes);
+    const Table consecutive = fresh.template parallel_new_indexed<typename Z::Counter>(1000);
+    EXPECT_TRUE(consecutive.index().consecutive()) << "a new heap has a run of free blocks";
+    EXPECT_EQ(ids_of(consecutive), upto(1000));
+
+    // Fish in every other block: no two free blocks are neighbours.
+    typename Z::Handle heap(TestFixture::kHeapBytes);
+    const std::size_t blocks = heap.num_blocks();
+    const unsigned fish_cap = heap.template statistics<typename Z::Fish>()[0].capacity;
+    const unsigned counter_cap = heap.template statistics<typename Z::Counter>()[0].capacity;
+    ASSERT_GE(blocks, 8u);
+    const auto fish = heap.template parallel_new_indexed<typename Z::Fish>(blocks * fish_cap);
+    ASSERT_TRUE(fish.index().consecutive());
+    dynasoar::platform::parallel_for(
+        blocks * fish_cap,
+        DestroyEveryOtherGroup<typename Z::Alloc, typename decltype(fish)::Index>{heap.device(), fish.index(), fish_cap});
+    heap.check_errors();
+    const std::size_t n = (blocks / 2) * counter_cap - 1;
+    const Table scattered = heap.template parallel_new_indexed<typename Z::Counter>(n);
+    EXPECT_FALSE(scattered.index().consecutive()) << "no two free blocks were neighbours";
+    EXPECT_EQ(ids_of(scattered), upto(n));
+    EXPECT_EQ(heap.template count<typename Z::Counter>(), n);
+    EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+  }
+}
+
 // Philox4x32-10 known answers (the generator's published test vectors).
 TEST(Random, PhiloxKnownAnswers) {
   const dynasoar::Philox4x32 zero = dynasoar::philox4x32({{0, 0, 0, 0}}, 0);

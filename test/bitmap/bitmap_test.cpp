@@ -244,6 +244,37 @@ TEST(Bitmap, OneStepNamesTheLowestLevelAndAdvancesTheCount) {
   EXPECT_EQ(count.get(), first) << "a refused call leaves the count as it was";
 }
 
+struct SetListed {
+  Bitmap bitmap;
+  const bit_index* positions;
+  DYNASOAR_HD void operator()(std::size_t i) const { bitmap.try_set(positions[i]); }
+};
+
+// find_run: the first run of set bits at least as long as asked for, also
+// across containers and in the last, partial one; none where no run is long
+// enough.
+TEST(Bitmap, FindRunReturnsTheFirstLongEnoughRun) {
+  BitmapHandle bm(300);
+  std::vector<bit_index> set;
+  for (bit_index p = 5; p < 10; ++p) set.push_back(p);     // 5 bits
+  for (bit_index p = 60; p < 201; ++p) set.push_back(p);   // 141, over a full container
+  for (bit_index p = 250; p < 300; ++p) set.push_back(p);  // 50, to the end
+  platform::Buffer<bit_index> positions(set.size());
+  positions.copy_from_host(set.data(), set.size());
+  platform::parallel_for(set.size(), SetListed{bm.device(), positions.data()});
+  EXPECT_EQ(bm.find_run(1), 5u);
+  EXPECT_EQ(bm.find_run(5), 5u);
+  EXPECT_EQ(bm.find_run(6), 60u);
+  EXPECT_EQ(bm.find_run(141), 60u);
+  EXPECT_EQ(bm.find_run(142), kNoBit);
+  EXPECT_EQ(bm.find_run(0), kNoBit);
+  EXPECT_EQ(bm.find_run(301), kNoBit);
+  BitmapHandle full(300, BitmapHandle::Init::kAllSet);
+  EXPECT_EQ(full.find_run(300), 0u);
+  BitmapHandle empty(300);
+  EXPECT_EQ(empty.find_run(1), kNoBit);
+}
+
 // Random sequences of every operation, checked step by step against the
 // model. set/clear are only issued where the model makes them legal (they
 // would wait forever otherwise), find results are checked for validity and

@@ -293,11 +293,31 @@ struct ClaimFullBlocks {
   unsigned cap;
   /// Objects of all groups: group g reserves the slots of those below it.
   std::size_t objects;
+  /// First block of a run of free blocks found for the groups (kNoBit:
+  /// none): worker g asks for block run + g before searching.
+  bit_index run = kNoBit;
   /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
   DYNASOAR_HD void operator()(std::size_t g) const {
     const std::size_t first = g * cap;
     const word taken = objects - first >= cap ? kAllSlots : platform::low_bits(static_cast<unsigned>(objects - first));
-    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), taken);
+    const bit_index prefer = run == kNoBit ? kNoBit : static_cast<bit_index>(run + g);
+    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), taken, prefer);
+  }
+};
+
+/// After ClaimFullBlocks with a run: counts the groups whose block is not
+/// run + g (another thread took it first), so that the host learns whether
+/// the blocks are consecutive.
+struct CountOutsideRun {
+  /// The claimed blocks.
+  const bit_index* blocks;
+  /// The run's first block.
+  bit_index run;
+  /// Out: incremented once per group outside the run (zeroed before).
+  unsigned long long* outside;
+  /// Checks group g. Host and device.
+  DYNASOAR_HD void operator()(std::size_t g) const {
+    if (blocks[g] != run + g) platform::atomic_fetch_add(outside, 1ull);
   }
 };
 

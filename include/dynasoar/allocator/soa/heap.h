@@ -338,9 +338,11 @@ struct HeapState {
   /// Takes a free block and makes it an empty, active block of `type`
   /// (Alg. 8); kNoBit when no block is free. With `taken`, those slots are
   /// reserved for the caller from the start (parallel_new takes whole blocks
-  /// this way), and a block born full is not active.
+  /// this way), and a block born full is not active. With `prefer`, that
+  /// block is taken if it is still free, else any (parallel_new_indexed
+  /// asks for a run of consecutive blocks this way).
   DYNASOAR_HD bit_index initialize_block(unsigned type, unsigned cap, std::uint64_t seed,
-                                         word taken = 0) const {
+                                         word taken = 0, bit_index prefer = kNoBit) const {
     // Counted before the block is taken (the fence orders the two), so a
     // thread that then finds no free block also sees the count.
     const bool counted = taken != kAllSlots;
@@ -348,7 +350,7 @@ struct HeapState {
       platform::atomic_fetch_add(initializing, 1u);
       platform::thread_fence();
     }
-    bit_index block = kNoBit;
+    bit_index block = prefer != kNoBit && free_blocks.try_clear(prefer) ? prefer : kNoBit;
     for (; block == kNoBit; ++seed) {
       block = free_blocks.try_find_and_clear(seed);
       if (block != kNoBit) break;
