@@ -62,20 +62,23 @@ class Agent : public AllocatorT::Base {
   DYNASOAR_HD explicit Agent(int cell) : position(cell), new_position(cell) {}
 
  protected:
-  /// Sets a request bit in the neighbour chosen among `mask` (bit d: direction d).
-  DYNASOAR_HD void request_move(const World& w, unsigned mask, Purpose purpose) {
-    new_position = static_cast<int>(position);
-    const int d = pick_direction(mask, w.grid.random(position, purpose));
+  // The agent's position `p` is passed in, read once before any store: the
+  // compiler cannot move a field load past a store that may alias it, so a
+  // load after a store waits for that store's address.
+
+  /// Sets a request bit in the neighbour of cell p chosen among `mask` (bit d: direction d).
+  DYNASOAR_HD void request_move(const World& w, int p, unsigned mask, Purpose purpose) {
+    new_position = p;
+    const int d = pick_direction(mask, w.grid.random(p, purpose));
     if (d >= 0)
-      platform::atomic_fetch_or(&w.cells[w.grid.neighbor(position, d)]->requests,
-                                1u << opposite(d));
+      platform::atomic_fetch_or(&w.cells[w.grid.neighbor(p, d)]->requests, 1u << opposite(d));
   }
-  /// Neighbours for which `accept(agent there)` holds, as a direction mask.
+  /// Neighbours of cell p for which `accept(agent there)` holds, as a direction mask.
   template <class Accept>
-  DYNASOAR_HD unsigned neighbors(const World& w, Accept accept) const {
+  DYNASOAR_HD static unsigned neighbors(const World& w, int p, Accept accept) {
     unsigned mask = 0;
     for (int d = 0; d < 4; ++d)
-      if (accept(static_cast<Agent*>(w.cells[w.grid.neighbor(position, d)]->agent)))
+      if (accept(static_cast<Agent*>(w.cells[w.grid.neighbor(p, d)]->agent)))
         mask |= 1u << d;
     return mask;
   }
@@ -90,8 +93,9 @@ class Fish : public Agent {
   DYNASOAR_HD Fish(int cell, int a) : Agent(cell), age(a) {}
 
   DYNASOAR_HD void prepare(World w) {
+    const int p = position;
     age += 1;
-    request_move(w, neighbors(w, [](Agent* a) { return a == nullptr; }), kFishMove);
+    request_move(w, p, neighbors(w, p, [](Agent* a) { return a == nullptr; }), kFishMove);
   }
 
   DYNASOAR_HD void update(World w) {
@@ -118,15 +122,16 @@ class Shark : public Agent {
   DYNASOAR_HD Shark(int cell, int a) : Agent(cell), age(a), energy(kSharkStartEnergy) {}
 
   DYNASOAR_HD void prepare(World w) {
+    const int p = position, e = energy - 1;
     age += 1;
-    energy -= 1;
-    if (energy <= 0) {  // dies in update; asks for nothing
-      new_position = static_cast<int>(position);
+    energy = e;
+    if (e <= 0) {  // dies in update; asks for nothing
+      new_position = p;
       return;
     }
     const unsigned fish =
-        neighbors(w, [](Agent* a) { return a != nullptr && a->is_a<Fish>(); });
-    request_move(w, fish != 0 ? fish : neighbors(w, [](Agent* a) { return a == nullptr; }),
+        neighbors(w, p, [](Agent* a) { return a != nullptr && a->is_a<Fish>(); });
+    request_move(w, p, fish != 0 ? fish : neighbors(w, p, [](Agent* a) { return a == nullptr; }),
                  kSharkMove);
   }
 

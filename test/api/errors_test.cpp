@@ -451,6 +451,23 @@ TYPED_TEST(ApiErrors, DestroyTwiceIsReported) {
   TestFixture::expect_consistent(heap);
 
   if constexpr (kIsHeap<TypeParam>) {
+    // Two neighbouring threads of one kernel (lanes of one warp on the GPU,
+    // whose frees of one block are served together) destroy the same
+    // object, for every other object: each is freed once, the second
+    // destroy is reported, and the heap stays consistent.
+    const std::vector<Whale*> whales = TestFixture::new_whales(heap, 96);
+    std::vector<Whale*> twice;
+    for (std::size_t i = 0; i < whales.size(); ++i) {
+      twice.push_back(whales[i]);
+      if (i % 2 == 0) twice.push_back(whales[i]);
+    }
+    TestFixture::destroy_all(heap, twice);
+    expect_reported();
+    EXPECT_EQ(heap.template count<Whale>(), 0u);
+    TestFixture::expect_consistent(heap);
+  }
+
+  if constexpr (kIsHeap<TypeParam>) {
     // The freed block holds Whales now: the stale pointer's class differs.
     Fish* stale = TestFixture::new_fish(heap);
     TestFixture::destroy_all(heap, std::vector<Fish*>{stale});
