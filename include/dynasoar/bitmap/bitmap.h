@@ -102,13 +102,25 @@ class Bitmap {
   /// 2-bit top level). May return kNoBit although bits are set while other
   /// threads modify the bitmap (Sec. 4.1.3); callers retry with a new seed.
   DYNASOAR_HD bit_index try_find_set(std::uint64_t seed) const {
-    const std::uint64_t target = ((platform::mix64(seed) >> 32) * capacity()) >> 32;
+    // Of the handle only the containers' address, the capacity and the
+    // level count are read; each level's size and offset are computed as
+    // layout() lays them out. A handle in global memory (a heap's bitmaps,
+    // read after acquires that invalidate L1) then costs one round trip,
+    // not one per level ahead of that level's container.
+    const word* const words = words_;
+    const std::uint64_t cap = level_bits_[0];
+    const std::uint64_t target = ((platform::mix64(seed) >> 32) * cap) >> 32;
     std::uint64_t index = 0;  // container index within the current level
     for (int l = levels_ - 1; l >= 0; --l) {
-      const word w = platform::atomic_load(level_data(l) + index);
+      std::uint64_t bits = cap, offset = 0;  // level l: its bits, and where it starts
+      for (int k = 0; k < l; ++k) {
+        bits = (bits + kWordBits - 1) / kWordBits;
+        offset += bits;
+      }
+      const word w = platform::atomic_load(words + offset + index);
       if (w == 0) return kNoBit;
       unsigned start = static_cast<unsigned>(target >> (6 * l)) & 63u;
-      const std::uint64_t valid = level_bits_[l] - index * kWordBits;  // > 0
+      const std::uint64_t valid = bits - index * kWordBits;  // > 0
       if (valid < kWordBits) start %= static_cast<unsigned>(valid);  // the last, partial container
       index = index * kWordBits + static_cast<unsigned>(platform::find_set_rotated(w, start));
     }

@@ -248,10 +248,11 @@ struct HeapState {
     // game of life 9 % slower, we think from the partly filled blocks
     // (bench/results/2026-11-26-h100-alloc-fresh/).
     const bool large = 2 * wanted >= cap;
+    const int retries = options.active_retries;  // read once: the acquires below invalidate L1
     bool lost = false;
     for (;; seed = rotate ? platform::mix64(seed + 1) : 0) {
       block = kNoBit;
-      for (int r = 0; r < options.active_retries && block == kNoBit && !lost; ++r)
+      for (int r = 0; r < retries && block == kNoBit && !lost; ++r)
         block = active[type].try_find_set(rotate ? seed + static_cast<std::uint64_t>(r) : 0);
       const bool searched = block != kNoBit;
       if (block == kNoBit) block = initialize_block(type, cap, seed);
