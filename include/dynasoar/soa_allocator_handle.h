@@ -277,7 +277,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = (n + cap - 1) / cap;
-    const std::uint64_t free = groups == 0 ? 0 : free_blocks_->count(stream_);
+    // The free blocks, counted and searched for a run in one copy of the
+    // free-block bitmap's lowest level (one wait for the stream).
+    const std::vector<BitmapHandle::word> free_level0 =
+        groups == 0 ? std::vector<BitmapHandle::word>{} : free_blocks_->copy_level(0, stream_);
+    std::uint64_t free = 0;
+    for (const BitmapHandle::word w : free_level0) free += static_cast<std::uint64_t>(platform::popc(w));
     if (groups > free)
       throw OutOfMemory("dynasoar: the object heap is out of memory: parallel_new_indexed of " + std::to_string(n) +
                         " objects needs " +
@@ -290,13 +295,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     // without the table load, and neighbours in the grid are neighbours in
     // memory. Each group asks for its block of the run; should another
     // thread take one first (another stream), the index uses the table.
-    const bit_index run = free_blocks_->find_run(groups, stream_);
-    construct_in_blocks<T>(n, pack, blocks.data(), groups, n, state_.data(), run);
+    const bit_index run = BitmapHandle::find_run(free_level0, num_blocks_, groups);
+    if (run != kNoBit) total_.zero(stream_);
+    construct_in_blocks<T>(n, pack, blocks.data(), groups, n, state_.data(), run, total_.data());
     bit_index consecutive = kNoBit;
     if (run != kNoBit) {
-      total_.zero(stream_);
-      platform::parallel_for(groups, soa::detail::CountOutsideRun{blocks.data(), run, total_.data()}, stream_);
-      unsigned long long outside = 0;
+      unsigned long long outside = 0;  // counted by the claims
       total_.copy_to_host(&outside, 1, 0, stream_);
       if (outside == 0) consecutive = run;
     }
@@ -322,18 +326,20 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   // The two kernels of create_objects and create_objects_indexed: the first
   // `groups` groups of the class's capacity claim a block each into
   // blocks[g] (reserving the slots of objects below `claimed`; group g asks
-  // for block run + g first where `run` is given), then object
+  // for block run + g first where `run` is given, counting into *outside
+  // if it did not get it), then object
   // i is made in slot i % capacity of its group's block; where a group has
   // none, by `new` (indexed == nullptr) or not at all, with indexed's
   // out-of-memory flag raised.
   template <class T, class Pack>
   void construct_in_blocks(std::size_t n, const Pack& pack, bit_index* blocks, std::size_t groups,
-                           std::size_t claimed, soa::HeapState* indexed, bit_index run = kNoBit) {
+                           std::size_t claimed, soa::HeapState* indexed, bit_index run = kNoBit,
+                           unsigned long long* outside = nullptr) {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     if (groups != 0)
-      platform::parallel_for(groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run},
-                             stream_);
+      platform::parallel_for(
+          groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run, outside}, stream_);
     platform::parallel_for(n,
                            soa::detail::ConstructInBlocks<Alloc, T, Pack, type, cap>{
                                device(), heap_base(), kBlockBytes, blocks, groups, pack, indexed},

@@ -262,17 +262,20 @@ TEST(Bitmap, FindRunReturnsTheFirstLongEnoughRun) {
   platform::Buffer<bit_index> positions(set.size());
   positions.copy_from_host(set.data(), set.size());
   platform::parallel_for(set.size(), SetListed{bm.device(), positions.data()});
-  EXPECT_EQ(bm.find_run(1), 5u);
-  EXPECT_EQ(bm.find_run(5), 5u);
-  EXPECT_EQ(bm.find_run(6), 60u);
-  EXPECT_EQ(bm.find_run(141), 60u);
-  EXPECT_EQ(bm.find_run(142), kNoBit);
-  EXPECT_EQ(bm.find_run(0), kNoBit);
-  EXPECT_EQ(bm.find_run(301), kNoBit);
+  const auto run = [](const BitmapHandle& b, std::uint64_t length) {
+    return BitmapHandle::find_run(b.copy_level(0), b.capacity(), length);
+  };
+  EXPECT_EQ(run(bm, 1), 5u);
+  EXPECT_EQ(run(bm, 5), 5u);
+  EXPECT_EQ(run(bm, 6), 60u);
+  EXPECT_EQ(run(bm, 141), 60u);
+  EXPECT_EQ(run(bm, 142), kNoBit);
+  EXPECT_EQ(run(bm, 0), kNoBit);
+  EXPECT_EQ(run(bm, 301), kNoBit);
   BitmapHandle full(300, BitmapHandle::Init::kAllSet);
-  EXPECT_EQ(full.find_run(300), 0u);
+  EXPECT_EQ(run(full, 300), 0u);
   BitmapHandle empty(300);
-  EXPECT_EQ(empty.find_run(1), kNoBit);
+  EXPECT_EQ(run(empty, 1), kNoBit);
 }
 
 // Random sequences of every operation, checked step by step against the

@@ -114,7 +114,7 @@ class Bitmap {
     for (int l = levels_ - 1; l >= 0; --l) {
       std::uint64_t bits = cap, offset = 0;  // level l: its bits, and where it starts
       for (int k = 0; k < l; ++k) {
-        bits = (bits + kWordBits - 1) / kWordBits;
+        bits = containers_for(bits);
         offset += bits;
       }
       const word w = platform::atomic_load(words + offset + index);
@@ -214,8 +214,11 @@ class Bitmap {
   }
 
   /// Containers needed for `bits` bits (`bits` / 64, rounded up).
-  DYNASOAR_HD static bit_index words_for(bit_index bits) {
-    return static_cast<bit_index>((static_cast<std::uint64_t>(bits) + kWordBits - 1) / kWordBits);
+  DYNASOAR_HD static bit_index words_for(bit_index bits) { return static_cast<bit_index>(containers_for(bits)); }
+  /// The same in 64-bit arithmetic (try_find_set computes each level's
+  /// size with it: the 32-bit form cost its callers registers).
+  DYNASOAR_HD static constexpr std::uint64_t containers_for(std::uint64_t bits) {
+    return (bits + kWordBits - 1) / kWordBits;
   }
 
   /// The mask of bit `pos` within its container.

@@ -205,23 +205,24 @@ class BitmapHandle {
     return v;
   }
 
-  /// First position of `length` consecutive set bits (a run), or kNoBit
-  /// if there is none (or `length` is 0). Reads level 0 on the host: for
-  /// rare callers (parallel_new_indexed asks for a run of free blocks).
-  /// The bits may change afterwards. Waits for `s`.
-  bit_index find_run(std::uint64_t length, Stream s = {}) const {
-    if (length == 0 || length > capacity()) return kNoBit;
-    const std::vector<word> w = copy_level(0, s);
+  /// First position of `length` consecutive set bits (a run) in `level0`,
+  /// the lowest level of a bitmap of `capacity` bits as copy_level(0)
+  /// returns it, or kNoBit if there is none (or `length` is 0). Host code,
+  /// for rare callers: parallel_new_indexed asks for a run of free blocks in
+  /// the copy it also counts them in.
+  static bit_index find_run(const std::vector<word>& level0, std::uint64_t capacity, std::uint64_t length) {
+    if (length == 0 || length > capacity) return kNoBit;
+    const std::vector<word>& w = level0;
     std::uint64_t start = 0, have = 0;  // the run that ends at the current bit
     for (std::uint64_t c = 0; c < w.size(); ++c) {
-      // Whole containers at a time where they are all set or all clear.
-      if (w[c] == ~word{0} && (c + 1) * Bitmap::kWordBits <= capacity()) {
+      // Whole containers at a time where they are all set.
+      if (w[c] == ~word{0} && (c + 1) * Bitmap::kWordBits <= capacity) {
         if (have == 0) start = c * Bitmap::kWordBits;
         have += Bitmap::kWordBits;
         if (have >= length) return static_cast<bit_index>(start);
         continue;
       }
-      for (unsigned b = 0; b < Bitmap::kWordBits && c * Bitmap::kWordBits + b < capacity(); ++b) {
+      for (unsigned b = 0; b < Bitmap::kWordBits && c * Bitmap::kWordBits + b < capacity; ++b) {
         if (((w[c] >> b) & 1u) == 0) {
           have = 0;
           continue;

@@ -296,28 +296,18 @@ struct ClaimFullBlocks {
   /// First block of a run of free blocks found for the groups (kNoBit:
   /// none): worker g asks for block run + g before searching.
   bit_index run = kNoBit;
+  /// With a run: incremented once per group that did not get its block of
+  /// the run (another thread took it first), so that the host learns
+  /// whether the blocks are consecutive (zeroed before).
+  unsigned long long* outside = nullptr;
   /// Worker g claims one block for objects g * cap .. g * cap + cap - 1. Host and device.
   DYNASOAR_HD void operator()(std::size_t g) const {
     const std::size_t first = g * cap;
     const word taken = objects - first >= cap ? kAllSlots : platform::low_bits(static_cast<unsigned>(objects - first));
     const bit_index prefer = run == kNoBit ? kNoBit : static_cast<bit_index>(run + g);
-    blocks[g] = state->initialize_block(type, cap, platform::mix64(g), taken, prefer);
-  }
-};
-
-/// After ClaimFullBlocks with a run: counts the groups whose block is not
-/// run + g (another thread took it first), so that the host learns whether
-/// the blocks are consecutive.
-struct CountOutsideRun {
-  /// The claimed blocks.
-  const bit_index* blocks;
-  /// The run's first block.
-  bit_index run;
-  /// Out: incremented once per group outside the run (zeroed before).
-  unsigned long long* outside;
-  /// Checks group g. Host and device.
-  DYNASOAR_HD void operator()(std::size_t g) const {
-    if (blocks[g] != run + g) platform::atomic_fetch_add(outside, 1ull);
+    const bit_index got = state->initialize_block(type, cap, platform::mix64(g), taken, prefer);
+    blocks[g] = got;
+    if (prefer != kNoBit && got != prefer) platform::atomic_fetch_add(outside, 1ull);
   }
 };
 
