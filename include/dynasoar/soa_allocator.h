@@ -136,7 +136,7 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
       soa::word held_live = 0;
       state_->allocated[kType].for_each_set([&](bit_index block) {
         const std::uint64_t address = state_->block_address(block) & soa::kBlockAddressMask;
-        const auto* header = reinterpret_cast<soa::BlockHeader*>(address);
+        const soa::BlockHeader* header = state_->header(block);
         const soa::word live = platform::atomic_load(&header->allocation) & kFull;
         const bool ours = platform::atomic_load(&header->type) == kType;
         if (held_address != 0) visit_block(held_address, held_live);
@@ -185,15 +185,19 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
 
  private:
   /// visit(slot) for every slot set in `live`, in ascending order; a full
-  /// block takes a counted loop, which the compiler unrolls and whose field
-  /// addresses advance by a constant. Unrolled 8 times: more independent
-  /// loads in flight per thread; faster than 4 times on n-body
-  /// (docs/history.md, "n-body and the walk of device_do").
+  /// block takes a counted loop, unrolled completely: every slot is then a
+  /// constant, and a field's address the block's plus a constant offset.
+  /// Unrolled 8 times (and 4 before that) the slot's bits were computed
+  /// into each address; with the headers out of the blocks that loop was
+  /// scheduled with more waits, and n-body's force phase took 5 % longer;
+  /// 16 times 2.4 %, 32 times 3.5 % longer, completely as fast as before
+  /// (bench/results/2026-11-27-h100-headers-apart/, nbody-unroll*.sh;
+  /// docs/history.md, "n-body and the walk of device_do").
   template <unsigned kCap, class V>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static void for_each_live_slot(soa::word live, V&& visit) {
     if (live == ~soa::padding_bits(kCap)) {
 #if defined(__CUDA_ARCH__)
-#pragma unroll 8
+#pragma unroll
 #endif
       for (unsigned slot = 0; slot < kCap; ++slot) visit(slot);
     } else {
@@ -247,12 +251,12 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
       // Masked to the pointer's address bits (as in DoAll), so that the
       // compiler sees the capacity bits of the pointers made from it and
       // folds every field's array offset into a constant.
-      const std::uint64_t staged_block = (tile - soa::kBlockHeaderBytes) & soa::kBlockAddressMask;
+      const std::uint64_t staged_block = tile & soa::kBlockAddressMask;
       state_->allocated[kType].for_each_set_loading(
           [&](bit_index block) {
             const soa::word live = load(&state_->header(block)->allocation) & ~soa::padding_bits(kCap);
             const std::uint64_t block_address = state_->block_address(block) & soa::kBlockAddressMask;
-            const auto* from = reinterpret_cast<const uint4*>(block_address + soa::kBlockHeaderBytes);
+            const auto* from = reinterpret_cast<const uint4*>(block_address);
             for (unsigned i = g.thread_rank(); i < kBytes / 16; i += g.size()) tiles[warp][i] = from[i];
             g.sync();
             const auto visit = [&](unsigned slot) {

@@ -55,7 +55,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   static constexpr std::size_t kNumTypes = Registry::kNumTypes;
   static_assert(Registry::check());
 
-  /// Bytes of every block (header and data segment) of this allocator type.
+  /// Bytes of every block of this allocator type (the headers are kept apart).
   static constexpr std::uint64_t kBlockBytes = Registry::kBlockBytes;
 
   /// Classes that have blocks (abstract ones have none).
@@ -91,15 +91,20 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     num_blocks_ = static_cast<bit_index>(blocks);
     heap_ = platform::Buffer<std::uint64_t>(blocks * kBlockBytes / sizeof(std::uint64_t));
     const auto base = reinterpret_cast<std::uint64_t>(heap_.data());
-    if (base % soa::kArrayAlignment != 0 || base + blocks * kBlockBytes > soa::kAddressLimit)
+    if (base % soa::kBlockAlignment != 0 || base + blocks * kBlockBytes > soa::kAddressLimit)
       throw std::runtime_error(
           "AllocatorHandle: the heap memory lies outside the 2^50-byte range "
           "object pointers can address");
 
     free_blocks_ =
         std::make_unique<BitmapHandle>(blocks, BitmapHandle::Init::kAllSet, s);
+    // The blocks' headers, zeroed: a block that was never used has no
+    // objects and no class (initialize_block sets both before its first use).
+    headers_ = platform::Buffer<soa::BlockHeader>(blocks);
+    headers_.zero(s);
     soa::HeapState host{};
     host.blocks = base;
+    host.headers = headers_.data();
     host.block_bytes = kBlockBytes;
     host.options = options.heap;
     error_.reset(s);
@@ -500,15 +505,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 
-  std::vector<soa::BlockHeader> read_headers() const {
-    platform::Buffer<soa::BlockHeader> headers(num_blocks_);
-    platform::parallel_for(num_blocks_, soa::detail::GatherHeaders{state_.data(), headers.data()}, stream_);
-    return headers.to_vector(stream_);
-  }
+  std::vector<soa::BlockHeader> read_headers() const { return headers_.to_vector(stream_); }
 
   Stream stream_;
   bit_index num_blocks_ = 0;
   platform::Buffer<std::uint64_t> heap_;
+  platform::Buffer<soa::BlockHeader> headers_;  // HeapState::headers
   platform::Buffer<soa::HeapState> state_;
   platform::ErrorFlags error_;  // soa::kHeap* flags
   platform::Buffer<unsigned> initializing_;  // HeapState::initializing

@@ -145,7 +145,7 @@ TEST(SoaAosLayout, CapacitiesAndBlockSizeAreTheSoaHeaps) {
   EXPECT_TRUE(std::equal(std::begin(A::kCapacityById), std::end(A::kCapacityById),
                          std::begin(S::kCapacityById)));
   EXPECT_EQ(Aos::Handle::kBlockBytes, Soa::Handle::kBlockBytes);
-  EXPECT_EQ(Aos::Handle::kBlockBytes, 64u + 512u);
+  EXPECT_EQ(Aos::Handle::kBlockBytes, 512u);  // the headers are kept apart
   // A heap of the same bytes has the same blocks.
   Soa::Handle soa(Soa::Handle::kBlockBytes * 37 + 100);
   Aos::Handle aos(Soa::Handle::kBlockBytes * 37 + 100);
@@ -208,8 +208,9 @@ TEST(SoaAosLayout, BlockGrowsOnlyWhereObjectsDoNotFit) {
   using PaddedSoa = PaddedWorld<Layout::kSoa>;
   EXPECT_EQ(PaddedAos::Alloc::Registry::kCapacity<PaddedAos::Padded>, 64u);
   EXPECT_EQ(PaddedSoa::Alloc::Registry::kCapacity<PaddedSoa::Padded>, 64u);
-  EXPECT_EQ(PaddedSoa::Alloc::Handle::kBlockBytes, 64u + 64u + 512u);
-  EXPECT_EQ(PaddedAos::Alloc::Handle::kBlockBytes, 64u + 64u * 16u);
+  // SOA: 64 + 512 bytes of arrays, a block of 640 (a multiple of 128).
+  EXPECT_EQ(PaddedSoa::Alloc::Handle::kBlockBytes, 640u);
+  EXPECT_EQ(PaddedAos::Alloc::Handle::kBlockBytes, 64u * 16u);
 }
 
 // --- field addresses of live objects -----------------------------------------------------
@@ -252,7 +253,7 @@ std::string check_object(std::uint64_t p, const std::uint64_t* a,
                          std::uint64_t block_bytes) {
   namespace soa = dynasoar::soa;
   const std::uint64_t slot = soa::pointer_slot(p);
-  const std::uint64_t lo = soa::pointer_block(p) + soa::kBlockHeaderBytes + slot * stride;
+  const std::uint64_t lo = soa::pointer_block(p) + slot * stride;
   const std::uint64_t hi = lo + stride;
   if (hi > soa::pointer_block(p) + block_bytes)
     return "slot " + std::to_string(slot) + " ends beyond the block";

@@ -133,8 +133,9 @@ TEST(SoaLayout, CapacitiesFollowObjectSizes) {
   EXPECT_EQ(Registry::Info<Ring>::array_offset<3>(14), 192u);
   EXPECT_EQ(Registry::Info<Ring>::array_offset<4>(14), 256u);
   // The largest data segment: Small 256, Mid (7 slots) 64 + 64 + 128 + 128,
-  // Big (4) 8 * 64, Circle (21) 3 * 128, Ring 5 * 64; a 64-byte header.
-  EXPECT_EQ(Handle::kBlockBytes, 64u + 512u);
+  // Big (4) 8 * 64, Circle (21) 3 * 128, Ring 5 * 64; the headers are kept
+  // apart, and 512 is a multiple of the 128-byte block alignment.
+  EXPECT_EQ(Handle::kBlockBytes, 512u);
   EXPECT_FALSE(TestAlloc::is_a<Shape>(nullptr));
 }
 
@@ -178,14 +179,16 @@ TEST(SoaDsl, FieldAddressesAndValues) {
     const std::uint64_t mid_block = soa::pointer_block(r[0]);
     EXPECT_EQ(soa::pointer_type(r[0]), TestAlloc::type_id<Mid>());
     EXPECT_EQ(soa::pointer_capacity(r[0]), 7u);
-    // After the 64-byte header. Mid, capacity 7: tag at 0, weight at 64,
-    // pos at 128, triple at 256.
-    EXPECT_EQ(r[1], mid_block + 64 + 64 + soa::pointer_slot(r[0]) * 8);
-    EXPECT_EQ(r[2], mid_block + 64 + 256 + soa::pointer_slot(r[0]) * 12);
+    // From the block's first byte (the headers are kept apart). Mid,
+    // capacity 7: tag at 0, weight at 64, pos at 128, triple at 256.
+    EXPECT_EQ(r[1], mid_block + 64 + soa::pointer_slot(r[0]) * 8);
+    EXPECT_EQ(r[2], mid_block + 256 + soa::pointer_slot(r[0]) * 12);
     // Ring, capacity 14, through a Shape*: id at 64; inner (Ring's own) at 192.
     const std::uint64_t ring_block = soa::pointer_block(r[3]);
-    EXPECT_EQ(r[4], ring_block + 64 + 64 + soa::pointer_slot(r[3]) * 4);
-    EXPECT_EQ(r[5], ring_block + 64 + 192 + soa::pointer_slot(r[3]) * 4);
+    EXPECT_EQ(r[4], ring_block + 64 + soa::pointer_slot(r[3]) * 4);
+    EXPECT_EQ(r[5], ring_block + 192 + soa::pointer_slot(r[3]) * 4);
+    EXPECT_EQ(mid_block % dynasoar::soa::kBlockAlignment, 0u);
+    EXPECT_EQ(ring_block % dynasoar::soa::kBlockAlignment, 0u);
     EXPECT_EQ(r[6], 1u) << "Mid fields of object " << i;
     EXPECT_EQ(r[7], 1u) << "Ring fields through Shape* of object " << i;
   }

@@ -191,7 +191,7 @@ template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
 struct DoAll {
   /// Address of block 0 of the heap.
   std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
+  /// Bytes of every block.
   std::uint64_t block_bytes;
   /// The class's block list (device memory).
   const bit_index* blocks;
@@ -249,7 +249,7 @@ template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
 struct HostDoAll {
   /// Address of block 0 of the heap.
   std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
+  /// Bytes of every block.
   std::uint64_t block_bytes;
   /// The class's block list (host memory in this build).
   const bit_index* blocks;
@@ -324,7 +324,7 @@ struct ConstructInBlocks {
   Alloc alloc;
   /// Address of block 0 of the heap.
   std::uint64_t heap_base;
-  /// Bytes of every block (header and data segment).
+  /// Bytes of every block.
   std::uint64_t block_bytes;
   /// The blocks the first step claimed (kNoBit where none was free).
   const bit_index* blocks;
@@ -372,18 +372,6 @@ struct CountObjects {
     for (std::size_t k = worker; k < n; k += workers)
       mine += static_cast<unsigned>(platform::popc(state->live_slots(blocks[k], type)));
     if (mine != 0) platform::atomic_fetch_add(total, mine);
-  }
-};
-
-/// Copies every block header (consistency checks).
-struct GatherHeaders {
-  /// The heap (device memory) whose headers are read.
-  HeapState* state;
-  /// Out: one header per block of the heap.
-  BlockHeader* out;
-  /// Copies the header of block b. Host and device.
-  DYNASOAR_HD void operator()(std::size_t b) const {
-    out[b] = *state->header(static_cast<bit_index>(b));
   }
 };
 

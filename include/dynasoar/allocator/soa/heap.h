@@ -31,14 +31,17 @@ using word = std::uint64_t;
 /// Every bit of a block bitmap set.
 inline constexpr word kAllSlots = ~word{0};
 
-/// The first bytes of every block.
-struct BlockHeader {
+/// The bookkeeping of one block. Not in the block (as the paper's header
+/// is, Sec. 3.3): the heap keeps an array of them, header b for block b,
+/// so that every block's data starts on a 128-byte boundary
+/// (kBlockAlignment says why). 32 bytes: a sector of its own.
+struct alignas(32) BlockHeader {
   word allocation;  ///< bit i set: slot i in use (or beyond capacity, or invalidated)
   word destroyed;   ///< bit i set: slot i's object was destroyed and no new one took it
   /// Run-time type id of the objects in the block.
   std::uint32_t type;
 };
-static_assert(sizeof(BlockHeader) <= kBlockHeaderBytes, "block header too large");
+static_assert(sizeof(BlockHeader) == 32, "a block header is one 32-byte sector");
 
 /// Slots beyond the capacity are permanently set (App. A.1).
 DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr word padding_bits(unsigned capacity) {
@@ -65,7 +68,9 @@ enum HeapError : unsigned {
 /// Its fields are public so that the library's kernels and host handle can
 /// reach them.
 struct HeapState {
-  std::uint64_t blocks;  ///< address of block 0 (kArrayAlignment-aligned)
+  std::uint64_t blocks;  ///< address of block 0 (kBlockAlignment-aligned)
+  /// The blocks' headers: headers[b] is block b's.
+  BlockHeader* headers;
   /// Size of every block, header included.
   std::uint64_t block_bytes;
   /// Tuning switches.
@@ -88,10 +93,8 @@ struct HeapState {
   DYNASOAR_HD DYNASOAR_FORCEINLINE std::uint64_t block_address(bit_index b) const {
     return blocks + static_cast<std::uint64_t>(b) * block_bytes;
   }
-  /// The header at the start of block b.
-  DYNASOAR_HD DYNASOAR_FORCEINLINE BlockHeader* header(bit_index b) const {
-    return reinterpret_cast<BlockHeader*>(block_address(b));
-  }
+  /// The header of block b.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE BlockHeader* header(bit_index b) const { return headers + b; }
   /// Slots of a block of `type` that hold objects (padding bits removed).
   DYNASOAR_HD DYNASOAR_FORCEINLINE word live_slots(bit_index b, unsigned type) const {
     return platform::atomic_load(&header(b)->allocation) & ~padding_bits(capacity[type]);

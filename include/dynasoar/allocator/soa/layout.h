@@ -28,15 +28,23 @@ namespace dynasoar::soa {
 /// Object slots per block at most: one 64-bit allocation bitmap per block.
 inline constexpr unsigned kMaxSlots = 64;
 
-/// Every SOA array starts on a 64-byte boundary, and so does the data
-/// segment: the block header takes 64 bytes. Since Volta, global memory is
-/// read in 32-byte sectors, so a warp reading consecutive slots of an array
-/// that starts on a sector boundary fetches no extra sector (Sec. 2.3).
-/// A 128-byte header would cost the smallest class 3 % of the heap (a block
-/// of 64 x 64-byte objects is 4096 data bytes); 64 bytes cost 1.5 %.
+/// Every SOA array starts on a 64-byte boundary of its block. Since Volta,
+/// global memory is read in 32-byte sectors, so a warp reading consecutive
+/// slots of an array that starts on a sector boundary fetches no extra
+/// sector (Sec. 2.3).
 inline constexpr std::uint64_t kArrayAlignment = 64;
-/// Bytes of the block header, before the data segment (see kArrayAlignment).
-inline constexpr std::uint64_t kBlockHeaderBytes = 64;
+/// Every block starts on a 128-byte boundary (its size is a multiple of
+/// 128 bytes), and its data segment at its first byte: the block headers
+/// (HeapState::header) are an array of their own, not the block's first
+/// bytes as in the paper (Sec. 3.3). With a 64-byte header in front of the
+/// data, every other block's arrays started 64 bytes into a 128-byte line,
+/// and a warp's 128 bytes of one array then shared each of their two lines
+/// with bytes that no warp read at the time (the header, or another
+/// array's end). On an H100 that made a do-all over 2^24 objects of two
+/// floats 1.37x slower than the same walk over 128-byte aligned blocks, with
+/// no list and no header read at all (bench/results/2026-11-27-h200-do-all-entry/,
+/// generic.sh). The separate headers also take 32 bytes a block, not 64.
+inline constexpr std::uint64_t kBlockAlignment = 128;
 
 /// `x` rounded up to a multiple of `to`.
 DYNASOAR_HD constexpr std::uint64_t round_up(std::uint64_t x, std::uint64_t to) {
@@ -127,7 +135,7 @@ struct ClassInfo;
 
 /// The SOA layout of class C (Sec. 3.3): field J of the objects of a block
 /// of `capacity` slots is an array of `capacity` values that starts on a
-/// 64-byte boundary of the data segment, after the arrays of fields 0..J-1.
+/// 64-byte boundary of the block, after the arrays of fields 0..J-1.
 template <class Types, class C>
 struct ClassInfo<Types, C, Layout::kSoa> : detail::BlockClass<Types, C> {
   /// The layout this describes.
@@ -142,7 +150,7 @@ struct ClassInfo<Types, C, Layout::kSoa> : detail::BlockClass<Types, C> {
   /// in both layouts.
   static constexpr std::uint64_t kObjectBytes = detail::BlockClass<Types, C>::kObjectBytes;
 
-  /// Offset of field J's SOA array from the start of the data segment, in a
+  /// Offset of field J's SOA array from the start of the block, in a
   /// block of `capacity` slots (the runtime class's capacity; inherited
   /// fields come first, so J means the same in every subclass).
   template <std::size_t J>
@@ -157,7 +165,7 @@ struct ClassInfo<Types, C, Layout::kSoa> : detail::BlockClass<Types, C> {
 };
 
 /// The AOS layout of class C (BitmapAlloc, paper Sec. 6): the objects of a
-/// block lie whole, one after another, in its data segment.
+/// block lie whole, one after another, from its first byte.
 ///
 ///   value of field J of the object in slot s
 ///     = data segment + s * stride(runtime class) + offset(J)
@@ -279,7 +287,8 @@ struct Registry<model::TypeList<Ts...>, L> : model::ClassModel<model::TypeList<T
     return static_cast<unsigned>(c < kMaxSlots ? c : kMaxSlots);
   }();
 
-  /// Bytes of every block: header plus the largest data segment of any class.
+  /// Bytes of every block: the largest data segment of any class, rounded
+  /// up to kBlockAlignment (the header is not in the block).
   /// In the AOS layout, at least the SOA layout's block: the same whenever
   /// every class's objects fit in it, so that both layouts give a heap of
   /// the same bytes the same blocks. Larger where a class's padded objects
@@ -293,10 +302,10 @@ struct Registry<model::TypeList<Ts...>, L> : model::ClassModel<model::TypeList<T
                  : data),
      ...);
     if constexpr (L != Layout::kSoa) {
-      const std::uint64_t soa = Registry<Types, Layout::kSoa>::kBlockBytes - kBlockHeaderBytes;
+      const std::uint64_t soa = Registry<Types, Layout::kSoa>::kBlockBytes;
       if (soa > data) data = soa;
     }
-    return kBlockHeaderBytes + round_up(data, kArrayAlignment);
+    return round_up(data, kBlockAlignment);
   }();
 
   /// Capacity by type id (0 for abstract classes: they have no blocks).

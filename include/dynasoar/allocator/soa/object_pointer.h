@@ -3,7 +3,7 @@
 //
 //   bits 63..56  type id of the runtime class (instance-of checks, deallocation)
 //   bits 55..50  block capacity - 1 (SOA array lengths depend on the runtime class)
-//   bits 49..6   address of the block (blocks are 64-byte aligned)
+//   bits 49..6   address of the block (blocks are 128-byte aligned)
 //   bits  5..0   slot of the object in its block
 //
 // The original kept 35 address bits (24 GB GPUs). Here the block address is
@@ -29,7 +29,7 @@ inline constexpr unsigned kTypeShift = 56;
 inline constexpr std::uint64_t kSlotMask = kMaxSlots - 1;
 inline constexpr std::uint64_t kBlockAddressMask = (kAddressLimit - 1) & ~(kArrayAlignment - 1);
 
-static_assert(kBlockHeaderBytes % kArrayAlignment == 0 && kArrayAlignment >= kMaxSlots,
+static_assert(kBlockAlignment % kArrayAlignment == 0 && kArrayAlignment >= kMaxSlots,
               "the slot bits must lie below the block alignment");
 
 /// Address of block b of a heap whose block 0 is at heap_base, masked to the
@@ -68,14 +68,12 @@ template <class Info, std::size_t J, class T>
 DYNASOAR_HD DYNASOAR_FORCEINLINE T* field_address(std::uint64_t p) {
   if constexpr (Info::kLayout == Layout::kAos) {
     // The object's slot times its runtime class's stride, plus the field's offset.
-    return reinterpret_cast<T*>(pointer_block(p) + kBlockHeaderBytes +
-                                pointer_slot(p) * Info::stride_of(pointer_type(p)) +
+    return reinterpret_cast<T*>(pointer_block(p) + pointer_slot(p) * Info::stride_of(pointer_type(p)) +
                                 Info::template kFieldOffset<J>);
   } else {
     // The field's array in a block of the runtime class's capacity, plus the slot.
     const std::uint64_t capacity = pointer_capacity(p);
-    return reinterpret_cast<T*>(pointer_block(p) + kBlockHeaderBytes +
-                                Info::template array_offset<J>(capacity) +
+    return reinterpret_cast<T*>(pointer_block(p) + Info::template array_offset<J>(capacity) +
                                 pointer_slot(p) * sizeof(T));
   }
 }
