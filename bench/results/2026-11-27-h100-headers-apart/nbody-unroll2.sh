@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# n-body again: nbody-profile.sh found the force loop executing the same
+# instructions with the headers apart, but scheduled with more waits on the
+# reciprocal square root (short scoreboard 3.0 -> 5.3 % of the samples), a
+# compiler's choice. Five builds of nbody_dynasoar, run interleaved, 1000 steps:
+#   main    = the commit before (.calib/src-main);
+#   headers = the change (.calib/src-headers), full blocks unrolled 8 times;
+#   u16, u32, u64 = the change with full blocks unrolled 16, 32 or 64 times
+#             (.calib/src-u16, -u32, -u64; a second call after u4 and u16).
+#   bench/results/2026-11-27-h100-headers-apart/nbody-unroll2.sh OUT
+set -uo pipefail
+out=${1:?}; mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+D=$PWD/.gpu-deps/usr; lib=$D/lib/x86_64-linux-gnu
+t0=$SECONDS
+cfg=(-DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DDYNASOAR_VIEWER_SDL2=OFF
+     -DCMAKE_PREFIX_PATH=$D -DGTEST_ROOT=$D -DPNG_PNG_INCLUDE_DIR=$D/include -DZLIB_INCLUDE_DIR=$D/include
+     -DPNG_LIBRARY_RELEASE=$lib/libpng16.a -DZLIB_LIBRARY_RELEASE=$lib/libz.a)
+for v in main headers u16 u32 u64; do
+  t=nbody_dynasoar; [[ $v == headers ]] && t="nbody_dynasoar nbody_baseline"
+  (cmake -S .calib/src-$v -B build-n$v -G Ninja "${cfg[@]}" >"$out/$v-configure.log" 2>&1 &&
+   cmake --build build-n$v -j 4 --target $t >"$out/$v-build.log" 2>&1; echo "$v build: exit $? at $((SECONDS - t0)) s") &
+done
+wait
+for r in 1 2; do
+  build-nheaders/example/nbody_baseline --bodies 20000 --steps 1000 --quiet --json >"$out/nbody-baseline-$r.json"
+  for v in main headers u16 u32 u64; do
+    build-n$v/example/nbody_dynasoar --bodies 20000 --steps 1000 --quiet --json >"$out/nbody-$v-$r.json"
+  done
+done
+python3 - "$out" <<'PY'
+import json, glob, sys, os
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    d = json.load(open(f))
+    print(f"{os.path.basename(f):24} {d['total_ms']:>9.1f} {d.get('float_checksum', d.get('checksum'))} {d.get('phases_ms')}")
+PY
+echo "total $((SECONDS - t0)) s"
+tar -czf "$out.tgz" -C "$out" . && rm -rf "$out" && mkdir -p "$out" && mv "$out.tgz" "$out/files.tgz"
