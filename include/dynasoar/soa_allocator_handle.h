@@ -73,9 +73,10 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   }
 
   /// A heap of `heap_bytes` bytes of back-end memory (rounded down to whole
-  /// blocks), plus its bitmaps. Throws std::invalid_argument if it cannot
-  /// hold one block per concrete class or more blocks than a bitmap can
-  /// index, and dynasoar::CudaError if device memory runs out.
+  /// blocks), plus its bitmaps and block headers (32 bytes a block). Throws
+  /// std::invalid_argument if it cannot hold one block per concrete class or
+  /// more blocks than a bitmap can index, and dynasoar::CudaError if device
+  /// memory runs out.
   explicit SoaAllocatorHandle(std::uint64_t heap_bytes, HandleOptions options = {}, Stream s = {})
       : stream_(s) {
     const std::uint64_t blocks = heap_bytes / kBlockBytes;
