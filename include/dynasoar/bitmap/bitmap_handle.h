@@ -212,18 +212,17 @@ class BitmapHandle {
   /// the copy it also counts them in.
   static bit_index find_run(const std::vector<word>& level0, std::uint64_t capacity, std::uint64_t length) {
     if (length == 0 || length > capacity) return kNoBit;
-    const std::vector<word>& w = level0;
     std::uint64_t start = 0, have = 0;  // the run that ends at the current bit
-    for (std::uint64_t c = 0; c < w.size(); ++c) {
+    for (std::uint64_t c = 0; c < level0.size(); ++c) {
       // Whole containers at a time where they are all set.
-      if (w[c] == ~word{0} && (c + 1) * Bitmap::kWordBits <= capacity) {
+      if (level0[c] == ~word{0} && (c + 1) * Bitmap::kWordBits <= capacity) {
         if (have == 0) start = c * Bitmap::kWordBits;
         have += Bitmap::kWordBits;
         if (have >= length) return static_cast<bit_index>(start);
         continue;
       }
       for (unsigned b = 0; b < Bitmap::kWordBits && c * Bitmap::kWordBits + b < capacity; ++b) {
-        if (((w[c] >> b) & 1u) == 0) {
+        if (((level0[c] >> b) & 1u) == 0) {
           have = 0;
           continue;
         }

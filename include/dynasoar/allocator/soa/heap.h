@@ -71,7 +71,7 @@ struct HeapState {
   std::uint64_t blocks;  ///< address of block 0 (kBlockAlignment-aligned)
   /// The blocks' headers: headers[b] is block b's.
   BlockHeader* headers;
-  /// Size of every block, header included.
+  /// Size of every block (its header is in `headers`, not in the block).
   std::uint64_t block_bytes;
   /// Tuning switches.
   HeapOptions options;

@@ -168,7 +168,7 @@ struct ClassInfo<Types, C, Layout::kSoa> : detail::BlockClass<Types, C> {
 /// block lie whole, one after another, from its first byte.
 ///
 ///   value of field J of the object in slot s
-///     = data segment + s * stride(runtime class) + offset(J)
+///     = block + s * stride(runtime class) + offset(J)
 ///
 /// offset(J) places the fields like a C struct: field J at the first
 /// multiple of its alignment at or after the end of field J-1 (field 0 at
