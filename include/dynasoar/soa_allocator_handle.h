@@ -472,10 +472,11 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   // Threads of a do-all kernel: a multiple of the capacity, enough to fill
   // the device (the block count is known only on the device). Sizing the
-  // grid by each kernel's occupancy instead (1600 resident threads per
-  // multiprocessor for wa-tor's 40-register updates, so no second wave) was
-  // measured slower on wa-tor and the game of life (docs/history.md, "The
-  // do-all gap").
+  // grid by each kernel's occupancy instead (one wave for wa-tor's 48- to
+  // 64-register updates) was measured slower on wa-tor, twice: 7 % on
+  // 2026-11-27; grids of two or four times the device's threads lost 5-27 %
+  // on the examples (bench/results/2026-11-27-h100-do-all-grid/,
+  // docs/history.md).
   // A multiple of kDoAllBlockThreads too (whole thread blocks: DoAll::spread
   // permutes the threads of whole blocks).
   std::size_t do_all_threads(unsigned cap) const {
