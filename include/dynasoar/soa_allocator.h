@@ -33,10 +33,7 @@
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
 #include "dynasoar/platform/config.h"
-
-#if defined(__CUDACC__)
-#include <cooperative_groups.h>
-#endif
+#include "dynasoar/platform/warp.h"
 
 #ifndef DYNASOAR_STAGED_DEVICE_DO
 #define DYNASOAR_STAGED_DEVICE_DO 0
@@ -211,8 +208,10 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   // The staged walk of for_each_object_staged. Returns false, having visited
   // nothing, where staging is not possible; every member of the calling
   // group gets the same answer. The group is the warp's threads that called
-  // together (cooperative groups' coalesced_threads); one member reads the
-  // bitmaps and shares what it read, so all members walk the same blocks.
+  // together (warp::present_lanes, the set cooperative groups'
+  // coalesced_threads names; that header is not included, for it costs every
+  // file that includes the framework 3 s of compile time); one member reads
+  // the bitmaps and shares what it read, so all members walk the same blocks.
   template <class T, class F>
   __device__ bool staged_in_warp(F& f) const {
     using Info = typename Registry::template Info<T>;
@@ -229,24 +228,28 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
       // low bit set; anything else is free.
       __shared__ unsigned long long locks[kStagingWarps];
       const unsigned thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-      const unsigned warp = thread / 32;
-      if (warp >= kStagingWarps) return false;  // the same for the whole warp
-      const auto tile = reinterpret_cast<std::uint64_t>(&tiles[warp][0]);
+      const unsigned warp_index = thread / 32;
+      if (warp_index >= kStagingWarps) return false;  // the same for the whole warp
+      const auto tile = reinterpret_cast<std::uint64_t>(&tiles[warp_index][0]);
       if (tile >= soa::kAddressLimit) return false;  // no room in an object pointer
-      cooperative_groups::coalesced_group g = cooperative_groups::coalesced_threads();
-      const bool leader = g.thread_rank() == 0;
+      namespace warp = platform::warp;
+      const warp::lane_mask group = warp::present_lanes();
+      const auto first = static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);  // the leader's lane
+      const auto rank = static_cast<unsigned>(platform::popc(group & warp::lanes_below()));
+      const auto members = static_cast<unsigned>(platform::popc(group));
+      const bool leader = rank == 0;
       unsigned long long grid = 0;
       asm("mov.u64 %0, %%gridid;" : "=l"(grid));
       const unsigned long long held = (grid << 1) | 1u;
       bool mine = false;
       if (leader) {
-        const unsigned long long seen = locks[warp];
-        mine = seen != held && atomicCAS(&locks[warp], seen, held) == seen;
+        const unsigned long long seen = locks[warp_index];
+        mine = seen != held && atomicCAS(&locks[warp_index], seen, held) == seen;
       }
-      if (g.shfl(static_cast<int>(mine), 0) == 0) return false;
+      if (warp::shfl(group, static_cast<int>(mine), first) == 0) return false;
 
       const auto load = [&](const soa::word* p) {
-        return g.shfl(leader ? platform::atomic_load(p) : soa::word{0}, 0);
+        return warp::shfl(group, leader ? platform::atomic_load(p) : soa::word{0}, first);
       };
       // Masked to the pointer's address bits (as in DoAll), so that the
       // compiler sees the capacity bits of the pointers made from it and
@@ -257,17 +260,17 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
             const soa::word live = load(&state_->header(block)->allocation) & ~soa::padding_bits(kCap);
             const std::uint64_t block_address = state_->block_address(block) & soa::kBlockAddressMask;
             const auto* from = reinterpret_cast<const uint4*>(block_address);
-            for (unsigned i = g.thread_rank(); i < kBytes / 16; i += g.size()) tiles[warp][i] = from[i];
-            g.sync();
+            for (unsigned i = rank; i < kBytes / 16; i += members) tiles[warp_index][i] = from[i];
+            warp::sync(group);
             const auto visit = [&](unsigned slot) {
               f(reinterpret_cast<const T*>(soa::make_pointer(staged_block, slot, kCap, kType)),
                 reinterpret_cast<T*>(soa::make_pointer(block_address, slot, kCap, kType)));
             };
             for_each_live_slot<kCap>(live, visit);
-            g.sync();  // the tile is read before the next block overwrites it
+            warp::sync(group);  // the tile is read before the next block overwrites it
           },
           load);
-      if (leader) atomicExch(&locks[warp], grid << 1);
+      if (leader) atomicExch(&locks[warp_index], grid << 1);
       return true;
     }
   }
