@@ -26,8 +26,10 @@ struct Step {
   unsigned char* next;
   DYNASOAR_HD void operator()(std::size_t i) const {
     const int c = static_cast<int>(i);
+    int around[8];
+    g.neighbors(c, around);
     int n = 0;
-    for (int k = 0; k < 8; ++k) n += now[g.neighbor(c, k)];
+    for (int k = 0; k < 8; ++k) n += now[around[k]];
     next[c] = next_alive(now[c] != 0, n) ? 1 : 0;
   }
 };

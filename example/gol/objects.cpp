@@ -120,20 +120,34 @@ DYNASOAR_HD void Alive::update(World w) {
 }
 
 DYNASOAR_HD void Alive::create_candidates(World w) {
+  // Claim first, make afterwards. The first alive neighbour to claim an
+  // empty cell makes its candidate; the others see the claim and move on.
+  // (Making a candidate first and destroying it when another neighbour was
+  // first cost a `new` and a `destroy` per losing neighbour.) The `new`s
+  // come after the claims, not inside their loop: there, the lanes of a
+  // warp that allocated in one round were those that claimed the same
+  // neighbour k, one or two, and a warp made a request per k; here every
+  // lane with a claim asks in the first round, and a warp's requests are
+  // served together (Sec. 4.2). Nothing in this phase dereferences a claim;
+  // the candidate (or null, when the heap is full) replaces it before the
+  // phase ends.
+  int around[8];
+  w.grid.neighbors(cell, around);
+  unsigned claimed = 0;  // bit k: this thread claimed neighbour k
   for (int k = 0; k < 8; ++k) {
-    const int c = w.grid.neighbor(cell, k);
-    Cell* there = w.cells[c];
+    Cell* there = w.cells[around[k]];
     if (platform::atomic_load(&there->agent) != nullptr) continue;
-    // The first alive neighbour to claim the empty cell makes its candidate;
-    // the others see the claim and move on. (Making a candidate first and
-    // destroying it when another neighbour was first cost a `new` and a
-    // `destroy` per losing neighbour.) Nothing in this phase dereferences
-    // the claim; the candidate replaces it before the phase ends.
     Agent* expected = nullptr;
-    if (!platform::atomic_compare_exchange(&there->agent, expected, reinterpret_cast<Agent*>(kClaimed))) continue;
-    Candidate* made = new (w.alloc) Candidate(c);
-    platform::atomic_store(&there->agent, static_cast<Agent*>(made));
-    if (made == nullptr) return;  // the heap is full (cell left empty): check_errors reports it
+    if (platform::atomic_compare_exchange(&there->agent, expected, reinterpret_cast<Agent*>(kClaimed)))
+      claimed |= 1u << k;
+  }
+  while (claimed != 0) {
+    const int k = platform::ctz(claimed);
+    claimed &= claimed - 1;
+    const int c = around[k];
+    // Null when the heap is full: the claim is released and check_errors
+    // reports the error.
+    platform::atomic_store(&w.cells[c]->agent, static_cast<Agent*>(new (w.alloc) Candidate(c)));
   }
 }
 
