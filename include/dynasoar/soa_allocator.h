@@ -32,6 +32,7 @@
 #include "dynasoar/model/type_list.h"
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
+#include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/warp.h"
 
@@ -234,7 +235,7 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
       if (tile >= soa::kAddressLimit) return false;  // no room in an object pointer
       namespace warp = platform::warp;
       const warp::lane_mask group = warp::present_lanes();
-      const auto first = static_cast<unsigned>(__ffs(static_cast<int>(group)) - 1);  // the leader's lane
+      const auto first = static_cast<unsigned>(platform::ctz(group));  // the leader's lane, as in heap.h
       const auto rank = static_cast<unsigned>(platform::popc(group & warp::lanes_below()));
       const auto members = static_cast<unsigned>(platform::popc(group));
       const bool leader = rank == 0;
