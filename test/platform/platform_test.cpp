@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <set>
@@ -32,6 +33,7 @@
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/select.h"
+#include "dynasoar/platform/thread_pool.h"
 #include "dynasoar/platform/warp.h"
 #include "support/rng.h"
 
@@ -721,6 +723,29 @@ TEST(HostPool, ForkedChildWorksWithoutThePool) {
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
 #endif
+}
+
+// exit() in a task while the call's other tasks wait for it: the process
+// ends. The pool's teardown at exit joined every thread, also those whose
+// task waited for the one that exited, and the exit hung.
+TEST(HostPool, ExitInATaskWhileOthersWaitEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::atomic<int> waiting{0};
+        platform::detail::run_gang(
+            4,
+            [&](std::size_t t) {
+              if (t == 0) {
+                while (waiting.load() < 3) platform::spin_pause();
+                std::exit(0);
+              }
+              waiting.fetch_add(1);
+              for (;;) platform::spin_pause();  // waits for task 0, which never returns
+            },
+            /*concurrent=*/true);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

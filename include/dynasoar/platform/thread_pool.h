@@ -35,6 +35,9 @@
 // The pool starts with the first call that needs a thread and is joined at
 // process exit (its static destructor); calls made after that, from other
 // static destructors, or in the child of a fork(), run as if it were empty.
+// Threads still running a task at exit are left running, not joined: a task
+// that called exit() while the others wait for it would otherwise hang the
+// exit.
 #pragma once
 
 #include <algorithm>
@@ -146,6 +149,24 @@ class GangThread {
     done_.wait(lock, [&] { return gang_ == nullptr; });
   }
 
+  /// Whether a share is assigned and not yet finished.
+  bool busy() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return gang_ != nullptr;
+  }
+
+  /// At process exit, for a thread still running a share (a task that waits
+  /// for another that called exit() never ends): it is asked to stop when
+  /// the share ends and detached, never joined. The caller must then leak
+  /// this object, which the thread may still use.
+  void abandon() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    if (thread_.joinable()) thread_.detach();
+  }
+
   void stop_and_join() {
     if (!thread_.joinable()) return;
     {
@@ -230,7 +251,16 @@ class HostThreadPool {
       threads.swap(threads_);
       idle_.clear();
     }
-    for (auto& t : threads) t->stop_and_join();
+    // exit() called while a call's tasks run (from one of them, or from
+    // another thread): the other tasks may wait for one that will never
+    // finish, so their threads are abandoned, not joined; the process ends
+    // with them. Idle threads are joined.
+    for (auto& t : threads) {
+      if (t->busy())
+        t.release()->abandon();
+      else
+        t->stop_and_join();
+    }
   }
 
   /// Appends up to `want` threads to `crew`, taken for the caller alone:
