@@ -1,6 +1,7 @@
 #include "example/common/cli.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include <stdexcept>
 
 #include "dynasoar/platform/error.h"
+#include "dynasoar/platform/watchdog_base.h"
 
 namespace dynasoar::example {
 
@@ -52,6 +54,16 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
         ->capture_default_str()
         ->check(finite_number())
         ->check(CLI::Range(0.0, 1.0));
+  if (const double from_environment = platform::watchdog_seconds_from_environment(); from_environment > 0)
+    o.watchdog = from_environment;
+  app.add_option("--watchdog", o.watchdog,
+                 "seconds a parallel_do or parallel_new may run before the program stops and says what hangs "
+                 "(0: no limit)")
+      ->capture_default_str()
+      ->check(finite_number())
+      ->check(CLI::Range(0.0, 1e9));
+  // Every heap made after parsing reads it (HandleOptions::watchdog_seconds).
+  app.parse_complete_callback([&o] { setenv("DYNASOAR_WATCHDOG", std::to_string(o.watchdog).c_str(), 1); });
   add_viewer_options(app, o.view, stepped);
 }
 

@@ -24,11 +24,14 @@ struct CommonOptions {
   bool quiet = false;
   std::string expect;          // checksum the run must produce ("" : none)
   double rtol = 1e-4;          // relative tolerance for floating-point checksums
+  double watchdog = 60;        // seconds a parallel_do may run (0: no limit); DYNASOAR_WATCHDOG's value if set
   viewer::Options view;        // --render, --snapshot, --every, --hold
 };
 
-/// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol and
-/// the viewer's --render, --snapshot, --every and --hold. Without `stepped`
+/// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol,
+/// --watchdog and the viewer's --render, --snapshot, --every and --hold.
+/// --watchdog sets DYNASOAR_WATCHDOG once the command line is parsed, so
+/// that every heap the example makes stops a parallel_do that does not end. Without `stepped`
 /// (a program that makes one result, not a run of steps: the k-d tree) no
 /// --steps, --rtol, --every or --hold, and --expect takes integers only.
 void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);

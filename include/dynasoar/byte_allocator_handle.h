@@ -75,6 +75,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     types_.copy_from_host(host.data(), kNumTypes, 0, s);
     error_.reset(s);
     selected_ = platform::Buffer<unsigned long long>(1);
+    watchdog_ = platform::Watchdog(options.watchdog_seconds, s);
     platform::synchronize(s);
   }
 
@@ -165,7 +166,13 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
         [&](unsigned type) { live[type] = compact(type, 0); });
     this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
       if (live[type] == 0) return;
-      const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack};
+      const auto watched = watchdog_.watch([&] { return do_all_name<T, Method>(type); }, [&] {
+        return [total = static_cast<long long>(live[type]), name = class_name(type)](unsigned long long finished) {
+          return detail::do_all_progress(finished, total, name);
+        };
+      });
+      const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
+                                                                            watched.progress()};
 #if DYNASOAR_CUDA
       platform::parallel_for(live[type], each, stream_);
 #else
@@ -196,6 +203,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   template <class T, class Pack>
   void create_objects(std::size_t n, const Pack& pack) {
     make_room<T>(n);
+    const auto watched = watch_new<T>(n);
     this->template create_one_by_one<T>(n, pack);
   }
 
@@ -205,6 +213,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
     platform::Buffer<T*> pointers(std::max<std::size_t>(n, 1));
     make_room<T>(n);
+    const auto watched = watch_new<T>(n);
     this->template create_one_by_one<T>(n, pack, pointers.data());
     return ObjectTable<Alloc, T>(std::move(pointers), n, 0, 0);
   }
@@ -316,6 +325,28 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     return live;
   }
 
+  // The watchdog's names: of a do-all of Method over T on class `type`, of
+  // a class, and its watch of a parallel_new of n objects of T.
+  template <class T, auto Method>
+  static std::string do_all_name(unsigned type) {
+    std::string name;
+    for_each_concrete_constant<Registry, T>([&](auto c) {
+      if (decltype(c)::value == type) name = detail::do_all_name<T, Method, model::At<typename Registry::Types, decltype(c)::value>>();
+    });
+    return name;
+  }
+  static std::string class_name(unsigned type) {
+    std::string name;
+    model::for_each_type(typename Registry::Types{}, [&, t = 0u](auto c) mutable {
+      if (t++ == type) name = detail::type_name<typename decltype(c)::type>();
+    });
+    return name;
+  }
+  template <class T>
+  platform::Watchdog::Scope watch_new(std::size_t n) {
+    return watchdog_.watch([n] { return detail::new_name<T>(n); }, [] { return platform::Watchdog::Describe{}; });
+  }
+
   Stream stream_;
   cmalloc::PoolHandle<Raw> pool_;
   std::uint64_t initial_capacity_;
@@ -326,6 +357,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   platform::Buffer<unsigned long long> selected_;
   platform::PointerCompactor compactor_;
   double enumeration_seconds_ = 0;
+  platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
 };
 
 }  // namespace dynasoar

@@ -7,6 +7,7 @@
 
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "dynasoar/allocator/soa/heap.h"
+#include "dynasoar/platform/watchdog.h"
 
 namespace dynasoar {
 
@@ -24,6 +25,13 @@ struct HandleOptions {
   /// parallel_new; a `new` that finds it full between compactions fails like
   /// an out-of-memory.
   std::uint64_t registry_capacity = std::uint64_t{1} << 20;
+  /// Every handle: the watchdog's limit in seconds. A parallel_do or
+  /// parallel_new that has not finished after this long stops the program
+  /// with a message that names it and says how far it got (exit status
+  /// dynasoar::kWatchdogExitCode; docs/guide/operations.md, "The
+  /// watchdog"). 0, the default, turns it off, unless the environment
+  /// variable DYNASOAR_WATCHDOG gives a number of seconds.
+  double watchdog_seconds = platform::watchdog_seconds_from_environment();
 
   HandleOptions() = default;
   /// The DynaSOAr heap's settings, the others at their defaults (so that a

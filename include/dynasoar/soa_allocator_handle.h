@@ -129,6 +129,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     state_ = platform::Buffer<soa::HeapState>(1);
     state_.copy_from_host(&host, 1, 0, s);
     total_ = platform::Buffer<unsigned long long>(1);
+    watchdog_ = platform::Watchdog(options.watchdog_seconds, s);
     platform::synchronize(s);
   }
 
@@ -188,15 +189,19 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
       constexpr unsigned type = decltype(type_constant)::value;
       constexpr unsigned cap = Registry::kCapacityById[type];
+      using C = model::At<typename Registry::Types, type>;
+      const auto watched = watchdog_.watch([] { return detail::do_all_name<T, Method, C>(); },
+                                           [&] { return describe_do_all(type, detail::type_name<C>()); });
 #if DYNASOAR_CUDA
       const std::size_t threads = do_all_threads(cap);
       platform::parallel_for_early<soa::kDoAllBlockThreads>(
           threads,
-          soa::detail::DoAll<T, Method, decltype(pack), type, cap>{
-              heap_base(), kBlockBytes, block_list(type), snapshot_list(type), block_count(type), threads, pack},
+          soa::detail::DoAll<T, Method, decltype(pack), type, cap>{heap_base(), kBlockBytes, block_list(type),
+                                                                   snapshot_list(type), block_count(type), threads,
+                                                                   pack, watched.progress()},
           stream_);
 #else
-      host_do_all<T, Method, type, cap>(pack);
+      host_do_all<T, Method, type, cap>(pack, watched.progress());
 #endif
     });
   }
@@ -343,6 +348,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                            unsigned long long* outside = nullptr) {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
+    const auto watched = watchdog_.watch([n] { return detail::new_name<T>(n); }, [] { return Describe{}; });
     if (groups != 0)
       platform::parallel_for(
           groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run, outside}, stream_);
@@ -496,14 +502,36 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   // caller alone (the device's grid, sized by resident threads, gave the host
   // a few dozen "threads", and so one OS thread).
   template <class T, auto Method, unsigned kType, unsigned kCap, class Pack>
-  void host_do_all(const Pack& pack) {
+  void host_do_all(const Pack& pack, unsigned long long* progress) {
     const bit_index n = block_counts_[kType].read(stream_);
     platform::host_parallel_chunks(
         n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
         soa::detail::HostDoAll<T, Method, Pack, kType, kCap>{heap_base(), kBlockBytes, block_list(kType),
-                                                             snapshot_list(kType), pack});
+                                                             snapshot_list(kType), pack, progress});
   }
 #endif
+
+  using Describe = platform::Watchdog::Describe;
+
+  // The watchdog's account of the do-all over class `type` that is running:
+  // the objects of its snapshot, read while it runs.
+  Describe describe_do_all(unsigned type, std::string name) {
+    const bit_index* count = block_count(type);
+    const soa::word* snapshots = snapshot_list(type);
+    const unsigned cap = Registry::kCapacityById[type];
+    return [count, snapshots, cap, name](unsigned long long finished) {
+      long long total = -1;
+      bit_index n = 0;
+      if (platform::copy_while_running(&n, count, sizeof(n))) {
+        std::vector<soa::word> snapshot(n);
+        if (n == 0 || platform::copy_while_running(snapshot.data(), snapshots, n * sizeof(soa::word))) {
+          total = 0;
+          for (const soa::word w : snapshot) total += platform::popc(w & platform::low_bits(cap));
+        }
+      }
+      return detail::do_all_progress(finished, total, name);
+    };
+  }
 
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 
@@ -523,6 +551,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   platform::Buffer<soa::word> snapshot_lists_[kNumTypes];  // per class, made by its first parallel_do
   AlternatingCount block_counts_[kNumTypes];  // per class: the block list's length
   mutable platform::Buffer<unsigned long long> total_;
+  platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
 };
 
 }  // namespace dynasoar

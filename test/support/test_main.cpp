@@ -1,8 +1,12 @@
 // Test entry point for both tiers. In a CUDA build it names the GPU it runs
 // on, or marks every test skipped (never passed) when no GPU is present.
+// Every heap of the tests has the watchdog on (120 s, unless
+// DYNASOAR_WATCHDOG says otherwise), so that a test that hangs in a
+// parallel_do says where before ctest's limit of 300 s ends it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/error.h"
@@ -31,6 +35,7 @@ class DeviceEnvironment : public ::testing::Environment {
 }  // namespace
 
 int main(int argc, char** argv) {
+  setenv("DYNASOAR_WATCHDOG", "120", /*overwrite=*/0);
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new DeviceEnvironment);
   return RUN_ALL_TESTS();

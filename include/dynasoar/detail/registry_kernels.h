@@ -11,6 +11,7 @@
 #include "dynasoar/allocator/registry/registry.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/watchdog_base.h"
 
 namespace dynasoar::registry::detail {
 
@@ -70,11 +71,14 @@ struct DoAllEntries {
   void* const* entries;
   /// The method's arguments, copied into the kernel parameters.
   Pack args;
+  /// The watchdog's progress counters (platform::count_finished), or null.
+  unsigned long long* progress = nullptr;
   /// Runs the method on the object of entry i, if the entry is not null. Host and device.
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (void* p = platform::atomic_load(&entries[i])) {
       T* obj = static_cast<T*>(p);
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+      platform::count_finished(progress);
     }
   }
 };

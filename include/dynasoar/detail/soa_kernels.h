@@ -16,6 +16,7 @@
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/watchdog_base.h"
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::soa {
@@ -202,6 +203,8 @@ struct DoAll {
   std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity and of kDoAllBlockThreads.
   /// The method's arguments, copied into the kernel parameters.
   Pack args;
+  /// The watchdog's progress counters (platform::count_finished), or null.
+  unsigned long long* progress = nullptr;
 
   /// Item i's share of the do-all: with t = spread(i), slot t % kCapacity
   /// of every stride-th listed block.
@@ -215,6 +218,7 @@ struct DoAll {
       const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+      platform::count_finished(progress);
     }
   }
 
@@ -257,6 +261,8 @@ struct HostDoAll {
   const word* snapshots;
   /// The method's arguments.
   Pack args;
+  /// The watchdog's progress counters, or null; added to once per block.
+  unsigned long long* progress = nullptr;
 
   /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
   void operator()(std::size_t begin, std::size_t end) const {
@@ -268,6 +274,7 @@ struct HostDoAll {
         T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
         args.apply([&](const auto&... a) { (obj->*Method)(a...); });
       }
+      platform::count_finished(progress, static_cast<unsigned>(platform::popc(snapshot)));
     }
   }
 };
