@@ -185,6 +185,7 @@ struct World {
       this->parent = nullptr;
     }
 
+    // snippet-begin: wait
     static DYNASOAR_HD Node* read_slot(Node** slot) {
       if constexpr (kReads == Reads::kAtomic)
         return platform::atomic_load(slot, platform::acquire);
@@ -244,6 +245,7 @@ struct World {
         }
       }
     }
+    // snippet-end: wait
 
     DYNASOAR_HD void verify(Inner* root, ull* sums) {
       const std::uint64_t code = morton(x, y);
