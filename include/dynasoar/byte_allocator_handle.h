@@ -330,9 +330,10 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   template <class T, auto Method>
   static std::string do_all_name(unsigned type) {
     std::string name;
-    for_each_concrete_constant<Registry, T>([&](auto c) {
-      if (decltype(c)::value == type) name = detail::do_all_name<T, Method, model::At<typename Registry::Types, decltype(c)::value>>();
-    });
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((I == type ? (void)(name = detail::do_all_name<T, Method, model::At<typename Registry::Types, I>>()) : (void)0),
+       ...);
+    }(std::make_index_sequence<kNumTypes>{});
     return name;
   }
   static std::string class_name(unsigned type) {

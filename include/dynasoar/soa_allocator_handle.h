@@ -187,22 +187,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       list_and_snapshot(type);
     });
     for_each_concrete_constant<Registry, T, kWithSubclasses>([&](auto type_constant) {
-      constexpr unsigned type = decltype(type_constant)::value;
-      constexpr unsigned cap = Registry::kCapacityById[type];
-      using C = model::At<typename Registry::Types, type>;
-      const auto watched = watchdog_.watch([] { return detail::do_all_name<T, Method, C>(); },
-                                           [&] { return describe_do_all(type, detail::type_name<C>()); });
-#if DYNASOAR_CUDA
-      const std::size_t threads = do_all_threads(cap);
-      platform::parallel_for_early<soa::kDoAllBlockThreads>(
-          threads,
-          soa::detail::DoAll<T, Method, decltype(pack), type, cap>{heap_base(), kBlockBytes, block_list(type),
-                                                                   snapshot_list(type), block_count(type), threads,
-                                                                   pack, watched.progress()},
-          stream_);
-#else
-      host_do_all<T, Method, type, cap>(pack, watched.progress());
-#endif
+      do_all<T, Method, decltype(type_constant)::value>(pack);
     });
   }
 
@@ -491,6 +476,28 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     const std::size_t needed = static_cast<std::size_t>(num_blocks_) * cap;
     const std::size_t unit = std::lcm(std::size_t{cap}, std::size_t{soa::kDoAllBlockThreads});
     return std::max<std::size_t>(1, std::min(want, needed) / unit) * unit;
+  }
+
+  // The do-all of Method over the objects of class `type` (T or a
+  // subclass), watched by the watchdog. A function of its own: the lambda
+  // that for_each_concrete_constant (host and device) calls must stay
+  // constexpr, which a local with a destructor, the watch, would prevent.
+  template <class T, auto Method, unsigned type, class Pack>
+  void do_all(const Pack& pack) {
+    constexpr unsigned cap = Registry::kCapacityById[type];
+    using C = model::At<typename Registry::Types, type>;
+    const auto watched = watchdog_.watch([] { return detail::do_all_name<T, Method, C>(); },
+                                         [&] { return describe_do_all(type, detail::type_name<C>()); });
+#if DYNASOAR_CUDA
+    const std::size_t threads = do_all_threads(cap);
+    platform::parallel_for_early<soa::kDoAllBlockThreads>(
+        threads,
+        soa::detail::DoAll<T, Method, Pack, type, cap>{heap_base(), kBlockBytes, block_list(type), snapshot_list(type),
+                                                       block_count(type), threads, pack, watched.progress()},
+        stream_);
+#else
+    host_do_all<T, Method, type, cap>(pack, watched.progress());
+#endif
   }
 
 #if !DYNASOAR_CUDA
