@@ -104,10 +104,14 @@ std::string new_name(std::size_t n) {
 /// (unknown if `total` is negative) of which `finished` have returned.
 inline std::string do_all_progress(unsigned long long finished, long long total, const std::string& name) {
   if (total < 0)
-    return std::to_string(finished) + " " + name + " objects have finished the method; how many it visits could not be read.";
+    return "At least " + std::to_string(finished) + " " + name +
+           " objects have finished the method; how many it visits could not be read.";
+  // A thread adds its finished objects in batches (platform::kProgressBatch):
+  // the count is a lower bound while the do-all runs.
   const auto all = static_cast<unsigned long long>(total);
-  return std::to_string(finished) + " of the " + std::to_string(all) + " " + name +
-         " objects it visits have finished the method; " + std::to_string(all > finished ? all - finished : 0) +
+  return "At least " + std::to_string(finished) + " of the " + std::to_string(all) + " " + name +
+         " objects it visits have finished the method; up to " +
+         std::to_string(all > finished ? all - finished : 0) +
          " have not (those that wait, and those whose thread waits before them).";
 }
 

@@ -86,7 +86,7 @@ TYPED_TEST(Watchdog, StopsADoAllWhoseMethodWaitsForEverAndSaysWhy) {
   using W = Waiting<TypeParam>;
   EXPECT_EXIT(W::wait_in_a_do_all(), ::testing::ExitedWithCode(dynasoar::kWatchdogExitCode),
       std::string("dynasoar watchdog: parallel_do<Waiter, &Waiter::wait_for> has run for [12]\\.[0-9] s \\(the limit "
-                  "is 1 s\\) and has not finished\\.\n  ") +
+                  "is 1 s\\) and has not finished\\.\n  At least ") +
           kFinished +
           " of the 1000 Waiter objects it visits have finished the method.*a method that waits for another object");
 }

@@ -213,13 +213,18 @@ struct DoAll {
     const unsigned slot = static_cast<unsigned>(t % kCapacity);
     const std::size_t stride = threads / kCapacity;
     const std::size_t n = *count;
+    unsigned finished = 0;  // not yet added to the watchdog's counters
     for (std::size_t k = t / kCapacity; k < n; k += stride) {
       if (((snapshots[k] >> slot) & 1u) == 0) continue;
       const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
       args.apply([&](const auto&... a) { (obj->*Method)(a...); });
-      platform::count_finished(progress);
+      if (progress != nullptr && ++finished == platform::kProgressBatch) {
+        platform::count_finished(progress, finished);
+        finished = 0;
+      }
     }
+    if (finished != 0) platform::count_finished(progress, finished);
   }
 
   /// Threads that spread() keeps together: the whole groups of threads that
