@@ -49,11 +49,13 @@ enum class Reads {
 /// 1, 2 or 3 steps (by id), so a third to all of the bodies are reinserted
 /// each step and the others stay.
 DYNASOAR_HD inline unsigned body_x(int id, int step) {
-  return (static_cast<unsigned>(id) * 2654435761u + static_cast<unsigned>(step) * 5u) & (kExtent - 1);
+  return (static_cast<unsigned>(id) * 2654435761u + static_cast<unsigned>(step) * 5u) &
+         (kExtent - 1);
 }
 DYNASOAR_HD inline unsigned body_y(int id, int step, std::uint64_t seed) {
   const int period = id % 3 + 1;
-  const std::uint64_t key = (seed << 40) ^ (static_cast<std::uint64_t>(id) << 16) ^ static_cast<std::uint64_t>(step / period);
+  const std::uint64_t key = (seed << 40) ^ (static_cast<std::uint64_t>(id) << 16) ^
+                            static_cast<std::uint64_t>(step / period);
   return static_cast<unsigned>(platform::mix64(key)) & (kExtent - 1);
 }
 
@@ -89,12 +91,13 @@ struct World {
    public:
     declare_abstract_field_types(Node, Inner*, int)
     Field<Node, 0> parent;  // null for the root, and for a body that is not in the tree
-    Field<Node, 1> child_index;  // Reads::kOriginal: the body's slot in its parent, as the original keeps it
+    Field<Node, 1>
+        child_index;  // Reads::kOriginal: the body's slot in its parent, as the original keeps it
   };
 
   class Inner : public Node {
    public:
-    declare_field_types(Inner, Node*[4], int, std::uint64_t)
+    declare_field_types(Inner, Node* [4], int, std::uint64_t)
     Field<Inner, 0> children;
     Field<Inner, 1> depth;
     Field<Inner, 2> prefix;  // the Morton digits of the path from the root; the last is its slot
@@ -102,7 +105,9 @@ struct World {
     /// The child of `up` in quadrant q, or the root (up null).
     DYNASOAR_HD Inner(Inner* up, int q)
         : depth(up == nullptr ? 0 : up->depth + 1),
-          prefix(up == nullptr ? 0 : (static_cast<std::uint64_t>(up->prefix) << 2 | static_cast<unsigned>(q))) {
+          prefix(up == nullptr
+                     ? 0
+                     : (static_cast<std::uint64_t>(up->prefix) << 2 | static_cast<unsigned>(q))) {
       this->parent = up;
       this->child_index = q;
       for (int k = 0; k < 4; ++k) children[k] = nullptr;
@@ -144,7 +149,8 @@ struct World {
       platform::atomic_fetch_add(&sums[kInner], 1ull);
       for (int k = 0; k < 4; ++k) {
         Node* c = children[k];
-        if (c != nullptr && static_cast<Inner*>(c->parent) != this) platform::atomic_fetch_add(&sums[kErrors], 1ull);
+        if (c != nullptr && static_cast<Inner*>(c->parent) != this)
+          platform::atomic_fetch_add(&sums[kErrors], 1ull);
       }
     }
   };
@@ -179,7 +185,8 @@ struct World {
       }
       const std::uint64_t code = morton(x, y);
       const int d = up->depth;
-      const bool stays = (code >> (2 * (kBits - d))) == static_cast<std::uint64_t>(up->prefix) && digit(code, d) == slot;
+      const bool stays = (code >> (2 * (kBits - d))) == static_cast<std::uint64_t>(up->prefix) &&
+                         digit(code, d) == slot;
       if (stays) return;
       up->children[slot] = nullptr;
       this->parent = nullptr;
@@ -236,9 +243,11 @@ struct World {
         if (swap_slot(slot, other, fresh)) {
           // `other` moved down; its inserter may not have set its parent yet.
           Inner* expected = current;
-          while (!platform::atomic_compare_exchange(&other->parent, expected, fresh, platform::acq_rel))
+          while (!platform::atomic_compare_exchange(&other->parent, expected, fresh,
+                                                    platform::acq_rel))
             expected = current;
-          if constexpr (kReads == Reads::kOriginal) other->child_index = digit(morton(other->x, other->y), d + 1);
+          if constexpr (kReads == Reads::kOriginal)
+            other->child_index = digit(morton(other->x, other->y), d + 1);
           current = fresh;
         } else {
           dynasoar::destroy(alloc, fresh);  // another thread split the slot first
@@ -256,7 +265,8 @@ struct World {
       while (ok && up != nullptr) {
         const int d = up->depth;
         if (expect_depth >= 0 && d != expect_depth) ok = false;
-        if (d < 0 || d >= kBits || static_cast<Node*>(up->children[digit(code, d)]) != below) ok = false;
+        if (d < 0 || d >= kBits || static_cast<Node*>(up->children[digit(code, d)]) != below)
+          ok = false;
         expect_depth = d - 1;
         below = up;
         up = up->parent;
@@ -276,7 +286,8 @@ struct Reference {
 };
 inline Reference reference(int bodies, int step, std::uint64_t seed) {
   std::vector<std::pair<std::uint64_t, int>> codes(static_cast<std::size_t>(bodies));
-  for (int i = 0; i < bodies; ++i) codes[static_cast<std::size_t>(i)] = {morton(body_x(i, step), body_y(i, step, seed)), i};
+  for (int i = 0; i < bodies; ++i)
+    codes[static_cast<std::size_t>(i)] = {morton(body_x(i, step), body_y(i, step, seed)), i};
   std::sort(codes.begin(), codes.end());
   // Digits two codes share from the top.
   const auto common = [](std::uint64_t a, std::uint64_t b) {
@@ -286,7 +297,8 @@ inline Reference reference(int bodies, int step, std::uint64_t seed) {
   };
   Reference r;
   std::vector<int> shared(codes.size(), 0);  // with the next code
-  for (std::size_t i = 0; i + 1 < codes.size(); ++i) shared[i] = common(codes[i].first, codes[i + 1].first);
+  for (std::size_t i = 0; i + 1 < codes.size(); ++i)
+    shared[i] = common(codes[i].first, codes[i + 1].first);
   for (std::size_t i = 0; i < codes.size(); ++i) {
     const int before = i > 0 ? shared[i - 1] : 0, after = i + 1 < codes.size() ? shared[i] : 0;
     r.checksum += term(codes[i].second, std::max(before, after) + 1);
@@ -309,7 +321,9 @@ template <class W>
 struct MakeRoot {
   typename W::Alloc alloc;
   typename W::Inner** out;
-  DYNASOAR_HD void operator()(std::size_t) const { *out = new (alloc) typename W::Inner(nullptr, 0); }
+  DYNASOAR_HD void operator()(std::size_t) const {
+    *out = new (alloc) typename W::Inner(nullptr, 0);
+  }
 };
 
 /// What one step's tree holds, as the objects report it.
@@ -340,7 +354,8 @@ void run_steps(typename W::Handle& heap, int bodies, int steps, std::uint64_t se
     heap.template parallel_do<Body, &Body::insert>(root, heap.device(), failures.data());
     deepest.zero();
     heap.template parallel_do<Inner, &Inner::note_depth>(deepest.data());
-    for (int d = deepest.to_vector()[0]; d >= 1; --d) heap.template parallel_do<Inner, &Inner::collapse>(d, heap.device());
+    for (int d = deepest.to_vector()[0]; d >= 1; --d)
+      heap.template parallel_do<Inner, &Inner::collapse>(d, heap.device());
     sums.zero();
     heap.template parallel_do<Body, &Body::verify>(root, sums.data());
     heap.template parallel_do<Inner, &Inner::verify>(sums.data());

@@ -22,19 +22,25 @@ int run(int bodies, int steps, std::uint64_t seed) {
   int wrong = 0;
   tree::run_steps<W>(heap, bodies, steps, seed, [&](int step, const tree::StepResult& r) {
     const tree::Reference want = tree::reference(bodies, step, seed);
-    const bool ok = r.failures == 0 && r.errors == 0 && r.bodies == static_cast<std::uint64_t>(bodies) &&
-                    r.inner == want.inner && r.checksum == want.checksum;
+    const bool ok = r.failures == 0 && r.errors == 0 &&
+                    r.bodies == static_cast<std::uint64_t>(bodies) && r.inner == want.inner &&
+                    r.checksum == want.checksum;
     if (!ok) {
       ++wrong;
-      std::printf("step %d: bodies %llu, nodes %llu (want %llu), errors %llu, failures %llu, checksum %s\n", step,
-                  static_cast<unsigned long long>(r.bodies), static_cast<unsigned long long>(r.inner),
-                  static_cast<unsigned long long>(want.inner), static_cast<unsigned long long>(r.errors),
-                  static_cast<unsigned long long>(r.failures), r.checksum == want.checksum ? "right" : "wrong");
+      std::printf(
+          "step %d: bodies %llu, nodes %llu (want %llu), errors %llu, failures %llu, checksum %s\n",
+          step, static_cast<unsigned long long>(r.bodies), static_cast<unsigned long long>(r.inner),
+          static_cast<unsigned long long>(want.inner), static_cast<unsigned long long>(r.errors),
+          static_cast<unsigned long long>(r.failures),
+          r.checksum == want.checksum ? "right" : "wrong");
     }
   });
-  const char* name = kReads == tree::Reads::kAtomic ? "atomic" : kReads == tree::Reads::kPlain ? "plain" : "original";
-  std::printf("%s reads, %d bodies, %d steps, seed %llu: %s\n", name,
-              bodies, steps, static_cast<unsigned long long>(seed), wrong == 0 ? "every tree exact" : "WRONG TREES");
+  const char* name = kReads == tree::Reads::kAtomic  ? "atomic"
+                     : kReads == tree::Reads::kPlain ? "plain"
+                                                     : "original";
+  std::printf("%s reads, %d bodies, %d steps, seed %llu: %s\n", name, bodies, steps,
+              static_cast<unsigned long long>(seed),
+              wrong == 0 ? "every tree exact" : "WRONG TREES");
   return wrong == 0 ? 0 : 1;
 }
 
@@ -50,5 +56,6 @@ int main(int argc, char** argv) {
   const int bodies = std::atoi(argv[a]), steps = std::atoi(argv[a + 1]);
   const auto seed = static_cast<std::uint64_t>(std::strtoull(argv[a + 2], nullptr, 10));
   if (original) return run<tree::Reads::kOriginal>(bodies, steps, seed);
-  return plain ? run<tree::Reads::kPlain>(bodies, steps, seed) : run<tree::Reads::kAtomic>(bodies, steps, seed);
+  return plain ? run<tree::Reads::kPlain>(bodies, steps, seed)
+               : run<tree::Reads::kAtomic>(bodies, steps, seed);
 }

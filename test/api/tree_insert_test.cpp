@@ -5,12 +5,13 @@
 // canonical tree computed on the host, so a lost or duplicated body, a node
 // too many or a wrong parent fails the test; a hang is caught by ctest's
 // time limit (and, where it is on, the watchdog).
+#include "api/tree_insert.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 
-#include "api/tree_insert.h"
 #include "support/backends.h"
 #include "support/sanitized.h"
 
@@ -42,12 +43,14 @@ TYPED_TEST(TreeInsertion, BodiesWaitForTheirInsertersAndTheTreeStaysExact) {
     using W = tree::World<B>;
     for (const Case c : cases()) {
       for (int s = 0; s < c.seeds; ++s) {
-        const std::uint64_t seed = 1000 * static_cast<std::uint64_t>(c.bodies) + static_cast<std::uint64_t>(s);
+        const std::uint64_t seed =
+            1000 * static_cast<std::uint64_t>(c.bodies) + static_cast<std::uint64_t>(s);
         SCOPED_TRACE(std::to_string(c.bodies) + " bodies, seed " + std::to_string(seed));
         typename W::Handle heap(std::uint64_t{256} << 20);
         tree::run_steps<W>(heap, c.bodies, c.steps, seed, [&](int step, const tree::StepResult& r) {
           const tree::Reference want = tree::reference(c.bodies, step, seed);
-          EXPECT_EQ(r.failures, 0u) << "step " << step << ": a second CAS failed or a new returned null";
+          EXPECT_EQ(r.failures, 0u)
+              << "step " << step << ": a second CAS failed or a new returned null";
           EXPECT_EQ(r.errors, 0u) << "step " << step << ": bodies or nodes in the wrong place";
           EXPECT_EQ(r.bodies, static_cast<std::uint64_t>(c.bodies)) << "step " << step;
           EXPECT_EQ(r.inner, want.inner) << "step " << step << ": nodes of the canonical tree";

@@ -6,13 +6,12 @@
 // runs in a process of its own (GoogleTest's "threadsafe" style, which
 // starts the test binary again, so that the child has a CUDA context of
 // its own).
+#include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-
-#include <dynasoar/dynasoar.h>
 
 #include "support/backends.h"
 
@@ -40,7 +39,9 @@ struct Waiting {
     DYNASOAR_HD void wait_for(const unsigned* never) {
       if (id == 0) wait(never);
     }
-    DYNASOAR_HD void add(ull* sum) { dynasoar::platform::atomic_fetch_add(sum, static_cast<ull>(static_cast<int>(id))); }
+    DYNASOAR_HD void add(ull* sum) {
+      dynasoar::platform::atomic_fetch_add(sum, static_cast<ull>(static_cast<int>(id)));
+    }
 
    private:
     static DYNASOAR_HD void wait(const unsigned* never) {
@@ -85,16 +86,18 @@ const char* const kFinished = dynasoar::platform::kCudaBuild ? "999" : "[0-9]+";
 TYPED_TEST(Watchdog, StopsADoAllWhoseMethodWaitsForEverAndSaysWhy) {
   using W = Waiting<TypeParam>;
   EXPECT_EXIT(W::wait_in_a_do_all(), ::testing::ExitedWithCode(dynasoar::kWatchdogExitCode),
-      std::string("dynasoar watchdog: parallel_do<Waiter, &Waiter::wait_for> has run for [12]\\.[0-9] s \\(the limit "
-                  "is 1 s\\) and has not finished\\.\n  At least ") +
-          kFinished +
-          " of the 1000 Waiter objects it visits have finished the method.*a method that waits for another object");
+              std::string("dynasoar watchdog: parallel_do<Waiter, &Waiter::wait_for> has run for "
+                          "[12]\\.[0-9] s \\(the limit "
+                          "is 1 s\\) and has not finished\\.\n  At least ") +
+                  kFinished +
+                  " of the 1000 Waiter objects it visits have finished the method.*a method that "
+                  "waits for another object");
 }
 
 TYPED_TEST(Watchdog, StopsAParallelNewWhoseConstructorWaitsForEver) {
   using W = Waiting<TypeParam>;
   EXPECT_EXIT(W::wait_in_a_constructor(), ::testing::ExitedWithCode(dynasoar::kWatchdogExitCode),
-      "dynasoar watchdog: parallel_new<Waiter>\\(100\\) has run for [01]\\.[0-9] s");
+              "dynasoar watchdog: parallel_new<Waiter>\\(100\\) has run for [01]\\.[0-9] s");
 }
 
 // Operations that end are never stopped: a hundred blocking do-alls, and
@@ -106,8 +109,10 @@ TYPED_TEST(Watchdog, LetsOperationsThatEndRun) {
   heap.template parallel_new<typename W::Waiter>(1000);
   dynasoar::platform::Buffer<ull> sum(1);
   sum.zero();
-  for (int i = 0; i < 100; ++i) heap.template parallel_do<typename W::Waiter, &W::Waiter::add>(sum.data());
-  for (int i = 0; i < 200; ++i) heap.template parallel_do_async<typename W::Waiter, &W::Waiter::add>(sum.data());
+  for (int i = 0; i < 100; ++i)
+    heap.template parallel_do<typename W::Waiter, &W::Waiter::add>(sum.data());
+  for (int i = 0; i < 200; ++i)
+    heap.template parallel_do_async<typename W::Waiter, &W::Waiter::add>(sum.data());
   dynasoar::platform::synchronize(heap.stream());
   heap.check_errors();
   EXPECT_EQ(sum.to_vector()[0], 300ull * (999 * 1000 / 2));

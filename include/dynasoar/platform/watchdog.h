@@ -56,7 +56,8 @@ inline bool copy_while_running(void* dst, const void* src, std::size_t bytes,
   bool ok = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, side) == cudaSuccess;
   const auto deadline = std::chrono::steady_clock::now() + limit;
   cudaError_t state = cudaErrorNotReady;
-  while (ok && (state = cudaStreamQuery(side)) == cudaErrorNotReady && std::chrono::steady_clock::now() < deadline)
+  while (ok && (state = cudaStreamQuery(side)) == cudaErrorNotReady &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ok = ok && state == cudaSuccess;
   if (ok) (void)cudaStreamDestroy(side);  // a copy still pending keeps its stream
@@ -157,7 +158,10 @@ class Watchdog {
     std::thread monitor;  // last: starts once the members above exist
 
     State(double seconds, Stream s)
-        : limit(seconds), stream(s), device(current_device()), counters(kRing * kProgressWords),
+        : limit(seconds),
+          stream(s),
+          device(current_device()),
+          counters(kRing * kProgressWords),
           monitor([this] { watch(); }) {}
     State(const State&) = delete;
     State& operator=(const State&) = delete;
@@ -183,7 +187,8 @@ class Watchdog {
       }
       unsigned long long* slot = counters.data() + (next_slot++ % kRing) * kProgressWords;
 #if DYNASOAR_CUDA
-      DYNASOAR_CUDA_CHECK(cudaMemsetAsync(slot, 0, kProgressWords * sizeof(unsigned long long), stream.handle));
+      DYNASOAR_CUDA_CHECK(
+          cudaMemsetAsync(slot, 0, kProgressWords * sizeof(unsigned long long), stream.handle));
 #else
       for (unsigned i = 0; i < kProgressWords; ++i) atomic_store(slot + i, 0ull);
 #endif
@@ -265,8 +270,8 @@ class Watchdog {
 #endif
       // Polls a few times per limit, at most every 100 ms: an operation is
       // seen finished that much late, which only shortens its time.
-      const auto poll = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::clamp(limit / 20, std::chrono::duration<double>(0.001), std::chrono::duration<double>(0.1)));
+      const auto poll = std::chrono::duration_cast<std::chrono::milliseconds>(std::clamp(
+          limit / 20, std::chrono::duration<double>(0.001), std::chrono::duration<double>(0.1)));
       std::unique_lock<std::mutex> lock(mutex);
       while (!stop) {
         wake.wait_for(lock, poll);
@@ -301,19 +306,26 @@ class Watchdog {
         promise->set_value(std::move(text));
       }).detach();
       std::string detail = "its progress could not be read";
-      if (progress.wait_for(std::chrono::seconds(5)) == std::future_status::ready) detail = progress.get();
+      if (progress.wait_for(std::chrono::seconds(5)) == std::future_status::ready)
+        detail = progress.get();
       char seconds[64];
-      std::snprintf(seconds, sizeof(seconds), "%.1f s (the limit is %.3g s)", ran.count(), limit.count());
-      const std::string message =
-          "\ndynasoar watchdog: " + op.what + " has run for " + seconds + " and has not finished." +
-          (detail.empty() ? std::string() : "\n  " + detail) +
-          "\n  The usual cause is a method that waits for another object: a loop on a field that another thread "
-          "writes, or a barrier across objects. A method may wait only for work that another thread has already "
-          "begun and that finishes without waiting, and must read what it waits for with an atomic load "
-          "(docs/guide/operations.md, \"What a method may wait for\")."
-          "\n  A kernel or thread that does not end cannot be stopped otherwise: the program ends with exit status " +
-          std::to_string(kWatchdogExitCode) +
-          ". The limit is HandleOptions::watchdog_seconds (or the environment variable DYNASOAR_WATCHDOG).\n";
+      std::snprintf(seconds, sizeof(seconds), "%.1f s (the limit is %.3g s)", ran.count(),
+                    limit.count());
+      const std::string message = "\ndynasoar watchdog: " + op.what + " has run for " + seconds +
+                                  " and has not finished." +
+                                  (detail.empty() ? std::string() : "\n  " + detail) +
+                                  "\n  The usual cause is a method that waits for another object: "
+                                  "a loop on a field that another thread "
+                                  "writes, or a barrier across objects. A method may wait only for "
+                                  "work that another thread has already "
+                                  "begun and that finishes without waiting, and must read what it "
+                                  "waits for with an atomic load "
+                                  "(docs/guide/operations.md, \"What a method may wait for\")."
+                                  "\n  A kernel or thread that does not end cannot be stopped "
+                                  "otherwise: the program ends with exit status " +
+                                  std::to_string(kWatchdogExitCode) +
+                                  ". The limit is HandleOptions::watchdog_seconds (or the "
+                                  "environment variable DYNASOAR_WATCHDOG).\n";
       std::fputs(message.c_str(), stderr);
       std::fflush(stderr);
       std::fflush(stdout);

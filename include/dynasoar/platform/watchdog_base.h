@@ -20,8 +20,8 @@ inline constexpr unsigned kProgressStride = 4;
 inline constexpr unsigned kProgressWords = kProgressCounters * kProgressStride;
 
 /// Objects a do-all thread finishes before it adds them to the counters
-/// (and once more at its end): a count per object made the do-all over 2^24
-/// objects 1.45 times slower on an H200 (docs/history.md, "The watchdog").
+/// (and once more at its end): an add per object slowed large do-alls by
+/// half (docs/history.md, "A wait that hung, and the watchdog").
 inline constexpr unsigned kProgressBatch = 16;
 
 /// Adds the calling thread's `n` finished objects to a watched operation's
@@ -37,7 +37,8 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void count_finished(unsigned long long* counter
 #else
   const unsigned sum = n;
 #endif
-  atomic_fetch_add(&counters[(blockIdx.x % kProgressCounters) * kProgressStride], static_cast<unsigned long long>(sum));
+  atomic_fetch_add(&counters[(blockIdx.x % kProgressCounters) * kProgressStride],
+                   static_cast<unsigned long long>(sum));
 #else
   atomic_fetch_add(&counters[(warp::warp_seed() % kProgressCounters) * kProgressStride],
                    static_cast<unsigned long long>(n));
