@@ -90,8 +90,8 @@ TYPED_TEST(Watchdog, StopsADoAllWhoseMethodWaitsForEverAndSaysWhy) {
                           "[12]\\.[0-9] s \\(the limit "
                           "is 1 s\\) and has not finished\\.\n  At least ") +
                   kFinished +
-                  " of the 1000 Waiter objects it visits have finished the method.*a method that "
-                  "waits for another object");
+                  " of the 1000 Waiter objects it visits have finished the method.*a method or "
+                  "constructor that waits for another object");
 }
 
 TYPED_TEST(Watchdog, StopsAParallelNewWhoseConstructorWaitsForEver) {

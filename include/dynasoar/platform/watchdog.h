@@ -311,21 +311,21 @@ class Watchdog {
       char seconds[64];
       std::snprintf(seconds, sizeof(seconds), "%.1f s (the limit is %.3g s)", ran.count(),
                     limit.count());
-      const std::string message = "\ndynasoar watchdog: " + op.what + " has run for " + seconds +
-                                  " and has not finished." +
-                                  (detail.empty() ? std::string() : "\n  " + detail) +
-                                  "\n  The usual cause is a method that waits for another object: "
-                                  "a loop on a field that another thread "
-                                  "writes, or a barrier across objects. A method may wait only for "
-                                  "work that another thread has already "
-                                  "begun and that finishes without waiting, and must read what it "
-                                  "waits for with an atomic load "
-                                  "(docs/guide/operations.md, \"What a method may wait for\")."
-                                  "\n  A kernel or thread that does not end cannot be stopped "
-                                  "otherwise: the program ends with exit status " +
-                                  std::to_string(kWatchdogExitCode) +
-                                  ". The limit is HandleOptions::watchdog_seconds (or the "
-                                  "environment variable DYNASOAR_WATCHDOG).\n";
+      const std::string message =
+          "\ndynasoar watchdog: " + op.what + " has run for " + seconds + " and has not finished." +
+          (detail.empty() ? std::string() : "\n  " + detail) +
+          "\n  The usual cause is a method or constructor that waits for another object: "
+          "a loop on a field that another thread "
+          "writes, or a barrier across objects. A method may wait only for "
+          "work that another thread has already "
+          "begun and that finishes without waiting, and must read what it "
+          "waits for with an atomic load "
+          "(docs/guide/operations.md, \"What a method may wait for\")."
+          "\n  A kernel or thread that does not end cannot be stopped "
+          "otherwise: the program ends with exit status " +
+          std::to_string(kWatchdogExitCode) +
+          ". The limit is HandleOptions::watchdog_seconds (or the "
+          "environment variable DYNASOAR_WATCHDOG).\n";
       std::fputs(message.c_str(), stderr);
       std::fflush(stderr);
       std::fflush(stdout);
