@@ -24,7 +24,6 @@
 #include <type_traits>
 
 #include "dynasoar/model/class_model.h"
-#include "dynasoar/allocator/soa/object_pointer.h"
 #include "dynasoar/platform/config.h"
 
 namespace dynasoar {

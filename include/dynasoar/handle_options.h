@@ -39,7 +39,4 @@ struct HandleOptions {
   HandleOptions(const soa::HeapOptions& h) : heap(h) {}  // NOLINT: implicit on purpose
 };
 
-/// The byte allocators' name for the same options (kept for existing code).
-using HandleOptions = HandleOptions;
-
 }  // namespace dynasoar

@@ -117,11 +117,6 @@ inline std::string do_all_progress(unsigned long long finished, long long total,
 
 }  // namespace detail
 
-/// parallel_new, parallel_do and count for a handle H (CRTP). H provides
-/// device(), stream(), check_errors(), parallel_do_async<T, Method>(args...),
-/// create_objects<T>(n, pack) (queues the creation of T(i, args...) for
-/// i < n; create_one_by_one below, or a faster way of its own) and
-/// count_type(type id) (live objects of one class).
 /// What HandleOps needs of a back end's host handle H (SoaAllocatorHandle,
 /// ByteAllocatorHandle). These hooks are public members of H, so that a back
 /// end provides them without befriending the framework; user code calls
@@ -145,8 +140,10 @@ concept BackendHandle = requires(H& h, const H& ch, unsigned type) {
   { h.type_statistics(type) } -> std::same_as<TypeStatistics>;  // occupancy of one class
 };
 
-/// The operations of every allocator handle, on top of the hooks of
-/// BackendHandle: H derives from HandleOps<H>.
+/// The operations of every allocator handle (parallel_new, parallel_do,
+/// count, statistics), on top of the hooks of BackendHandle: H derives from
+/// HandleOps<H> (CRTP). create_one_by_one below serves a back end whose
+/// create_objects has no faster way.
 template <class H>
 class HandleOps {
  public:

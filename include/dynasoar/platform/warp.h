@@ -77,7 +77,7 @@ DYNASOAR_HD inline std::uint64_t warp_seed() {
 
 /// The multiprocessor the calling thread runs on (SM id) on the GPU; the
 /// per-thread number of warp_seed() on the host. For spreading threads over
-/// per-processor state (CMMalloc's offsets, paper 000 Sec. 5.4): the value
+/// per-processor state (CMMalloc's offsets, Vinkler & Havran 2014 Sec. 5.4): the value
 /// only steers where a thread starts, never what is correct.
 DYNASOAR_HD inline unsigned processor_id() {
   return DYNASOAR_DEVICE_OR_HOST(DYNASOAR_SPECIAL_REGISTER("smid"), static_cast<unsigned>(warp_seed()));

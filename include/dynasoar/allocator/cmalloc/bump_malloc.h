@@ -1,4 +1,4 @@
-// The two bump-pointer allocators of Vinkler & Havran (paper 000): one
+// The two bump-pointer allocators of Vinkler & Havran (2014): one
 // atomicAdd per request, no headers. They are the lower bound the other
 // allocators are measured against; neither is a full allocator.
 //

@@ -1,4 +1,4 @@
-// The circular-list allocators of Vinkler & Havran (paper 000, Sec. 5.2-5.4,
+// The circular-list allocators of Vinkler & Havran (2014, Sec. 5.2-5.4,
 // Alg. 3): the pool is a circular singly linked list of chunks, each with
 // an 8-byte header (used flag, offset of the next chunk). A request walks
 // the list from a shared offset to the first free chunk that is large
@@ -135,7 +135,7 @@ struct CircularMalloc {
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
   /// when a walk of two full circles found no free chunk large enough.
   ///
-  /// Warp-level coalescing (not in paper 000; DynaSOAr's Sec. 4.2 does the
+  /// Warp-level coalescing (not in Vinkler & Havran 2014; DynaSOAr's Sec. 4.2 does the
   /// same for its heap): the lanes of a warp that call malloc together are
   /// served by one walk. Their leader takes one chunk for all of them and
   /// cuts it into one chunk per lane, each with its own header, so every
@@ -147,7 +147,7 @@ struct CircularMalloc {
     return units >= granules ? fail() : malloc_coalesced(static_cast<std::uint32_t>(units));
   }
 
-  /// malloc as paper 000 Alg. 3 has it: every thread walks for itself.
+  /// malloc as Vinkler & Havran 2014 Alg. 3 has it: every thread walks for itself.
   DYNASOAR_HD void* malloc_uncoalesced(std::uint64_t n) const {
     const std::uint64_t units = units_for(n);
     return units >= granules ? fail() : data(walk(static_cast<std::uint32_t>(units)));
@@ -591,7 +591,7 @@ struct CircularMalloc {
     return kNoChunk;
   }
 
-  /// Merge on walk (not in paper 000): a walk that holds a free chunk too
+  /// Merge on walk (not in Vinkler & Havran 2014): a walk that holds a free chunk too
   /// small for its request absorbs the free chunks that follow it, as free()
   /// absorbs one, until the chunk is large enough or the next one is in use.
   /// The paper merges only at free() and only with the next chunk, so after

@@ -36,19 +36,19 @@ struct PoolOptions {
   /// multiprocessor (Sec. 5.4 has one).
   std::uint32_t heaps = 0;
   /// Multi-offset variants: heaps per multiprocessor, which its warps share
-  /// by their slot (not in paper 000; fewer walks meet on one offset).
+  /// by their slot (not in Vinkler & Havran 2014; fewer walks meet on one offset).
   std::uint32_t heaps_per_processor = 1;
   /// Circular allocators: serve the lanes of a warp that allocate together
   /// with one walk of the list (CircularMalloc::malloc), and join the chunks
   /// of lanes that free together (CircularMalloc::free). Off: one walk and
-  /// one merge per request, as in paper 000.
+  /// one merge per request, as in Vinkler & Havran 2014.
   bool coalesce = true;
   /// Circular allocators: merge on walk (CircularMalloc::walk). A walk that
   /// has passed kMergeAfterSmall free chunks too small for its request
   /// claims the next such chunk whose successor is free and absorbs the free
   /// chunks after it, so that free chunks left side by side are joined again.
   /// Off: chunks merge only on free and only with the next chunk, as in
-  /// paper 000, and a pool that has seen many frees is cut ever finer.
+  /// Vinkler & Havran 2014, and a pool that has seen many frees is cut ever finer.
   bool merge_on_walk = true;
   /// ScatterAlloc, and allocators built on it: pages per super block and
   /// region, max_frag, Eq. 3's factors and warp coalescing (scatter::Options).
@@ -69,7 +69,7 @@ concept SetsUpItsPool = requires(Alloc a, std::uint64_t n, std::uint64_t* meta,
   a.attach(n, n, meta, o);
 };
 
-/// Fragmentation of a circular pool (paper 000 Sec. 8, after Steinberger et
+/// Fragmentation of a circular pool (Vinkler & Havran 2014 Sec. 8, after Steinberger et
 /// al.): regions are the chunks of the list, header included.
 struct PoolFragmentation {
   std::uint64_t used_chunks = 0;         ///< chunks marked used (the sentinel excluded)

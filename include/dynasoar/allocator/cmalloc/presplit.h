@@ -1,4 +1,4 @@
-// The initial chunks of a circular pool (paper 000, Eq. 1 and Sec. 5.4).
+// The initial chunks of a circular pool (Vinkler & Havran 2014, Eq. 1 and Sec. 5.4).
 //
 // The pool is cut into `heaps` equal regions (one for CMalloc and CFMalloc,
 // one per multiprocessor for CMMalloc and CFMMalloc). Each region holds a

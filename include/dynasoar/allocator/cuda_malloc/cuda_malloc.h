@@ -1,5 +1,5 @@
 // CUDA's built-in device heap (malloc/free in kernels) behind the raw API of
-// the CMalloc family, as the baseline of paper 000 Sec. 4.2. Its size is
+// the CMalloc family, as the baseline of Vinkler & Havran 2014 Sec. 4.2. Its size is
 // the device's cudaLimitMallocHeapSize, set by PoolHandle<CudaMalloc> before
 // the first kernel that allocates (CUDA fixes it at that point). In host
 // builds the C library's malloc stands in (it does not run out).

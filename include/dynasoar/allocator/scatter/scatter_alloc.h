@@ -1,5 +1,5 @@
 // ScatterAlloc (Steinberger, Kenzel, Kainz and Schmalstieg, InPar 2012;
-// paper 003) behind the raw API of the CMalloc family: malloc(bytes) and
+// Steinberger et al. 2012) behind the raw API of the CMalloc family: malloc(bytes) and
 // free(p) in device and host code, 16-byte aligned memory, an error flag.
 //
 // The pool is cut into pages of kPageBytes, grouped into super blocks of

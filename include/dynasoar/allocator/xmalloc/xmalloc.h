@@ -1,5 +1,5 @@
 // XMalloc (Huang, Rodrigues, Jones, Buck and Hwu, "Scalable SIMD-parallel
-// memory allocation for many-core machines"; paper 002) in front of an
+// memory allocation for many-core machines"; Huang et al. 2013) in front of an
 // underlying allocator, behind the raw API of the CMalloc family:
 // malloc(bytes) and free(p) in device and host code, 16-byte aligned
 // memory, an error flag. Two underlying allocators are provided:
