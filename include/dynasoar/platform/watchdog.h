@@ -87,8 +87,11 @@ class Watchdog {
   Watchdog(double seconds, Stream s) {
     if (seconds > 0.0) state_ = std::make_unique<State>(seconds, s);
   }
-  Watchdog(Watchdog&&) noexcept = default;
-  Watchdog& operator=(Watchdog&&) noexcept = default;
+  /// Takes over `other`'s monitor and queue; `other` is left off.
+  Watchdog(Watchdog&& other) noexcept = default;
+  /// Stops this watchdog's monitor, then takes over `other`'s.
+  Watchdog& operator=(Watchdog&& other) noexcept = default;
+  /// Stops the monitor (it fires no more).
   ~Watchdog() = default;
 
   /// Whether it is on.
