@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -166,11 +167,13 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
         [&](unsigned type) { live[type] = compact(type, 0); });
     this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
       if (live[type] == 0) return;
-      const auto watched = watchdog_.watch([&] { return do_all_name<T, Method>(type); }, [&] {
-        return [total = static_cast<long long>(live[type]), name = class_name(type)](unsigned long long finished) {
-          return detail::do_all_progress(finished, total, name);
-        };
-      });
+      platform::WatchedOperation op;
+      op.kind = "parallel_do";
+      op.type = platform::pretty_type_name<T>();
+      op.method = platform::pretty_value_name<Method>();
+      if (const char* c = pretty_class_name(type); c != op.type) op.runs_on = c;
+      op.objects = static_cast<long long>(live[type]);
+      const auto watched = watchdog_.watch(op);
       const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
                                                                             watched.progress()};
 #if DYNASOAR_CUDA
@@ -325,27 +328,21 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     return live;
   }
 
-  // The watchdog's names: of a do-all of Method over T on class `type`, of
-  // a class, and its watch of a parallel_new of n objects of T.
-  template <class T, auto Method>
-  static std::string do_all_name(unsigned type) {
-    std::string name;
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((I == type ? (void)(name = detail::do_all_name<T, Method, model::At<typename Registry::Types, I>>()) : (void)0),
-       ...);
-    }(std::make_index_sequence<kNumTypes>{});
-    return name;
+  // The compiler's name of class `type` (platform::pretty_type_name), for the watchdog.
+  static const char* pretty_class_name(unsigned type) {
+    static const auto names = []<class... Ts>(model::TypeList<Ts...>) {
+      return std::array<const char*, sizeof...(Ts)>{platform::pretty_type_name<Ts>()...};
+    }(typename Registry::Types{});
+    return names[type];
   }
-  static std::string class_name(unsigned type) {
-    std::string name;
-    model::for_each_type(typename Registry::Types{}, [&, t = 0u](auto c) mutable {
-      if (t++ == type) name = detail::type_name<typename decltype(c)::type>();
-    });
-    return name;
-  }
+  // The watch of a parallel_new of n objects of T.
   template <class T>
   platform::Watchdog::Scope watch_new(std::size_t n) {
-    return watchdog_.watch([n] { return detail::new_name<T>(n); }, [] { return platform::Watchdog::Describe{}; });
+    platform::WatchedOperation op;
+    op.kind = "parallel_new";
+    op.type = platform::pretty_type_name<T>();
+    op.count = n;
+    return watchdog_.watch(op);
   }
 
   Stream stream_;

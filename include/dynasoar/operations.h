@@ -9,13 +9,11 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
-#include <string>
 #include <concepts>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include "dynasoar/detail/names.h"
 #include "dynasoar/object.h"
 #include "dynasoar/object_index.h"
 #include "dynasoar/platform/config.h"
@@ -84,36 +82,6 @@ struct NewObjects {
         [&](const auto&... a) { ::new (static_cast<void*>(p)) T(static_cast<int>(i), a...); });
   }
 };
-
-/// The watchdog's name of a do-all of Method over T, running on the
-/// objects of class C (T or a subclass).
-template <class T, auto Method, class C>
-std::string do_all_name() {
-  std::string name = "parallel_do<" + type_name<T>() + ", " + method_name<Method>() + ">";
-  if constexpr (!std::is_same_v<T, C>) name += " on its subclass " + type_name<C>();
-  return name;
-}
-
-/// The watchdog's name of a parallel_new of n objects of T.
-template <class T>
-std::string new_name(std::size_t n) {
-  return "parallel_new<" + type_name<T>() + ">(" + std::to_string(n) + ")";
-}
-
-/// The watchdog's account of a do-all over `total` objects of class `name`
-/// (unknown if `total` is negative) of which `finished` have returned.
-inline std::string do_all_progress(unsigned long long finished, long long total, const std::string& name) {
-  if (total < 0)
-    return "At least " + std::to_string(finished) + " " + name +
-           " objects have finished the method; how many it visits could not be read.";
-  // A thread adds its finished objects in batches (platform::kProgressBatch):
-  // the count is a lower bound while the do-all runs.
-  const auto all = static_cast<unsigned long long>(total);
-  return "At least " + std::to_string(finished) + " of the " + std::to_string(all) + " " + name +
-         " objects it visits have finished the method; up to " +
-         std::to_string(all > finished ? all - finished : 0) +
-         " have not (those that wait, and those whose thread waits before them).";
-}
 
 }  // namespace detail
 

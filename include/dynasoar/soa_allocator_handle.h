@@ -333,7 +333,11 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                            unsigned long long* outside = nullptr) {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
-    const auto watched = watchdog_.watch([n] { return detail::new_name<T>(n); }, [] { return Describe{}; });
+    platform::WatchedOperation op;
+    op.kind = "parallel_new";
+    op.type = platform::pretty_type_name<T>();
+    op.count = n;
+    const auto watched = watchdog_.watch(op);
     if (groups != 0)
       platform::parallel_for(
           groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run, outside}, stream_);
@@ -482,12 +486,21 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   // subclass), watched by the watchdog. A function of its own: the lambda
   // that for_each_concrete_constant (host and device) calls must stay
   // constexpr, which a local with a destructor, the watch, would prevent.
+  // The watch is plain data: what it costs to compile and to run when the
+  // watchdog is off is a few stores.
   template <class T, auto Method, unsigned type, class Pack>
   void do_all(const Pack& pack) {
     constexpr unsigned cap = Registry::kCapacityById[type];
     using C = model::At<typename Registry::Types, type>;
-    const auto watched = watchdog_.watch([] { return detail::do_all_name<T, Method, C>(); },
-                                         [&] { return describe_do_all(type, detail::type_name<C>()); });
+    platform::WatchedOperation op;
+    op.kind = "parallel_do";
+    op.type = platform::pretty_type_name<T>();
+    op.method = platform::pretty_value_name<Method>();
+    if constexpr (!std::is_same_v<T, C>) op.runs_on = platform::pretty_type_name<C>();
+    op.list_length = block_count(type);
+    op.snapshots = snapshot_list(type);
+    op.slots = cap;
+    const auto watched = watchdog_.watch(op);
 #if DYNASOAR_CUDA
     const std::size_t threads = do_all_threads(cap);
     platform::parallel_for_early<soa::kDoAllBlockThreads>(
@@ -517,28 +530,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                                                              snapshot_list(kType), pack, progress});
   }
 #endif
-
-  using Describe = platform::Watchdog::Describe;
-
-  // The watchdog's account of the do-all over class `type` that is running:
-  // the objects of its snapshot, read while it runs.
-  Describe describe_do_all(unsigned type, std::string name) {
-    const bit_index* count = block_count(type);
-    const soa::word* snapshots = snapshot_list(type);
-    const unsigned cap = Registry::kCapacityById[type];
-    return [count, snapshots, cap, name](unsigned long long finished) {
-      long long total = -1;
-      bit_index n = 0;
-      if (platform::copy_while_running(&n, count, sizeof(n))) {
-        std::vector<soa::word> snapshot(n);
-        if (n == 0 || platform::copy_while_running(snapshot.data(), snapshots, n * sizeof(soa::word))) {
-          total = 0;
-          for (const soa::word w : snapshot) total += platform::popc(w & platform::low_bits(cap));
-        }
-      }
-      return detail::do_all_progress(finished, total, name);
-    };
-  }
 
   std::uint64_t heap_base() const { return reinterpret_cast<std::uint64_t>(heap_.data()); }
 

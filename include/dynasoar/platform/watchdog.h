@@ -18,13 +18,11 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -33,9 +31,11 @@
 #include <vector>
 
 #include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/error.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/names.h"
 #include "dynasoar/platform/watchdog_base.h"
 
 namespace dynasoar {
@@ -69,6 +69,62 @@ inline bool copy_while_running(void* dst, const void* src, std::size_t bytes,
 #endif
 }
 
+/// A watched operation as a handle describes it: plain data, as cheap to
+/// make when the watchdog is off as when it is on. The names are the
+/// compilers' strings of pretty_type_name and pretty_value_name; the
+/// watchdog cuts them into text only when it is on.
+struct WatchedOperation {
+  const char* kind = "";          ///< "parallel_do" or "parallel_new"
+  const char* type = nullptr;     ///< pretty_type_name<T>() of the class the call names
+  const char* method = nullptr;   ///< a do-all's pretty_value_name<Method>(); null for parallel_new
+  const char* runs_on = nullptr;  ///< pretty_type_name of the subclass this kernel visits, if not T
+  std::size_t count = 0;          ///< parallel_new: the objects it makes
+  /// A do-all's objects if known when it is queued, else -1 and the live
+  /// slots of its snapshot, read when the watchdog fires: the low `slots`
+  /// bits of each of the *list_length words at `snapshots` (back-end memory).
+  long long objects = -1;
+  const std::uint32_t* list_length = nullptr;  ///< see `objects`
+  const std::uint64_t* snapshots = nullptr;    ///< see `objects`
+  unsigned slots = 0;                          ///< see `objects`
+};
+
+/// "parallel_do<Body, &Body::move>" (with " on its subclass X" where the
+/// kernel visits a subclass) or "parallel_new<Body>(1000)".
+inline std::string operation_name(const WatchedOperation& op) {
+  std::string name = std::string(op.kind) + "<" + type_name(op.type);
+  if (op.method != nullptr) name += ", " + method_name(op.method);
+  name += ">";
+  if (op.method == nullptr) name += "(" + std::to_string(op.count) + ")";
+  if (op.runs_on != nullptr) name += " on its subclass " + type_name(op.runs_on);
+  return name;
+}
+
+/// How far a do-all got, given the objects counted as finished; empty for
+/// a parallel_new. Reads the snapshot while the do-all runs.
+inline std::string operation_progress(const WatchedOperation& op, unsigned long long finished) {
+  if (op.method == nullptr) return {};
+  long long total = op.objects;
+  std::uint32_t n = 0;
+  if (total < 0 && op.list_length != nullptr && copy_while_running(&n, op.list_length, sizeof(n))) {
+    std::vector<std::uint64_t> snapshot(n);
+    if (n == 0 || copy_while_running(snapshot.data(), op.snapshots, n * sizeof(std::uint64_t))) {
+      total = 0;
+      for (const std::uint64_t w : snapshot) total += popc(w & low_bits(op.slots));
+    }
+  }
+  // A thread adds its finished objects in batches (kProgressBatch): while
+  // the do-all runs the count is a lower bound.
+  const std::string name = type_name(op.runs_on != nullptr ? op.runs_on : op.type);
+  if (total < 0)
+    return "At least " + std::to_string(finished) + " " + name +
+           " objects have finished the method; how many it visits could not be read.";
+  const auto all = static_cast<unsigned long long>(total);
+  return "At least " + std::to_string(finished) + " of the " + std::to_string(all) + " " + name +
+         " objects it visits have finished the method; up to " +
+         std::to_string(all > finished ? all - finished : 0) +
+         " have not (those that wait, and those whose thread waits before them).";
+}
+
 /// Stops the program when an operation runs past a time limit (see the file
 /// comment). Default-constructed it is off and costs nothing. Move-only;
 /// host code.
@@ -76,11 +132,6 @@ class Watchdog {
   struct State;
 
  public:
-  /// Says, when the watchdog fires, how far the operation got: given the
-  /// objects counted as finished, a sentence or two (may be empty). Runs on
-  /// the monitor thread while the operation still runs.
-  using Describe = std::function<std::string(unsigned long long finished)>;
-
   Watchdog() = default;
   /// A watchdog with a limit of `seconds` (off if not positive) for the
   /// operations a handle queues on `s`.
@@ -106,6 +157,7 @@ class Watchdog {
    public:
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
+    /// Marks the end of the operation in stream order (nothing when off).
     ~Scope();
     /// The progress counters the operation's kernel adds to
     /// (count_finished), zeroed in stream order; null when the watchdog is off.
@@ -113,34 +165,35 @@ class Watchdog {
 
    private:
     friend class Watchdog;
-    Scope(State* state, std::string what, Describe describe);
+    Scope(State* state, const WatchedOperation& op);
     State* state_;
     unsigned long long* progress_ = nullptr;
   };
 
-  /// Watches the operation that the caller queues (or runs) next, until
-  /// the returned scope ends. `what()` names it and `describe()` makes its
-  /// Describe; both are called only when the watchdog is on, so that an
-  /// operation pays nothing for its name otherwise.
-  template <class What, class MakeDescribe>
-  Scope watch(What&& what, MakeDescribe&& describe) {
-    if (!state_) return Scope(nullptr, {}, {});
-    return Scope(state_.get(), what(), describe());
-  }
+  /// Watches the operation `op` that the caller queues (or runs) next, until
+  /// the returned scope ends.
+  Scope watch(const WatchedOperation& op) { return Scope(state_.get(), op); }
 
  private:
   // The number of operations that may be queued and unfinished at once; one
   // more waits for the stream first.
   static constexpr std::size_t kRing = 64;
 
-  struct Operation {
-    std::string what;
-    Describe describe;
+  struct Queued {
+    WatchedOperation op;
     unsigned long long* counters = nullptr;
     bool ended = false;
 #if DYNASOAR_CUDA
     cudaEvent_t done = nullptr;
 #endif
+  };
+
+  // The report of fire(), made on a thread of its own (see there).
+  struct Report {
+    std::mutex mutex;
+    std::condition_variable made;
+    bool ready = false;
+    std::string text;
   };
 
   struct State {
@@ -153,7 +206,7 @@ class Watchdog {
     std::mutex mutex;
     std::condition_variable wake;
     bool stop = false;
-    std::deque<Operation> queued;  // oldest first; not yet seen finished
+    std::vector<Queued> queued;  // oldest first; not yet seen finished (at most kRing + 1)
     Clock::time_point oldest_since;
 #if DYNASOAR_CUDA
     std::vector<cudaEvent_t> spare_events;
@@ -176,13 +229,21 @@ class Watchdog {
       wake.notify_one();
       monitor.join();
 #if DYNASOAR_CUDA
-      for (Operation& op : queued)
-        if (op.done != nullptr) (void)cudaEventDestroy(op.done);
+      for (Queued& q : queued)
+        if (q.done != nullptr) (void)cudaEventDestroy(q.done);
       for (cudaEvent_t e : spare_events) (void)cudaEventDestroy(e);
 #endif
     }
 
-    unsigned long long* begin(std::string what, Describe describe) {
+    static int current_device() {
+      int d = 0;
+#if DYNASOAR_CUDA
+      DYNASOAR_CUDA_CHECK(cudaGetDevice(&d));
+#endif
+      return d;
+    }
+
+    unsigned long long* begin(const WatchedOperation& op) {
       if (queued_count() >= kRing) {  // every slot in use: wait for the stream
         synchronize(stream);
         const std::lock_guard<std::mutex> lock(mutex);
@@ -195,22 +256,13 @@ class Watchdog {
 #else
       for (unsigned i = 0; i < kProgressWords; ++i) atomic_store(slot + i, 0ull);
 #endif
-      Operation op;
-      op.what = std::move(what);
-      op.describe = std::move(describe);
-      op.counters = slot;
+      Queued q;
+      q.op = op;
+      q.counters = slot;
       const std::lock_guard<std::mutex> lock(mutex);
       if (queued.empty()) oldest_since = Clock::now();
-      queued.push_back(std::move(op));
+      queued.push_back(q);
       return slot;
-    }
-
-    static int current_device() {
-      int d = 0;
-#if DYNASOAR_CUDA
-      DYNASOAR_CUDA_CHECK(cudaGetDevice(&d));
-#endif
-      return d;
     }
 
     // Never throws (it runs in Scope's destructor): an event that cannot be
@@ -219,7 +271,7 @@ class Watchdog {
     void end() noexcept {
       const std::lock_guard<std::mutex> lock(mutex);
       if (queued.empty()) return;
-      Operation& op = queued.back();
+      Queued& q = queued.back();
 #if DYNASOAR_CUDA
       cudaEvent_t e = nullptr;
       if (!spare_events.empty()) {
@@ -232,8 +284,8 @@ class Watchdog {
         (void)cudaEventDestroy(e);
         e = nullptr;
       }
-      op.done = e;
-      op.ended = true;
+      q.done = e;
+      q.ended = true;
       if (e == nullptr) {  // unwatched: treated as finished
         (void)cudaGetLastError();
         queued.pop_back();
@@ -241,7 +293,7 @@ class Watchdog {
       }
 #else
       // A host operation has finished when it returns.
-      op.ended = true;
+      q.ended = true;
       retire_finished();
 #endif
     }
@@ -253,18 +305,21 @@ class Watchdog {
 
     // Drops the oldest operations that have finished (mutex held).
     void retire_finished() {
-      while (!queued.empty() && queued.front().ended) {
+      std::size_t done = 0;
+      while (done < queued.size() && queued[done].ended) {
 #if DYNASOAR_CUDA
-        const cudaError_t e = cudaEventQuery(queued.front().done);
+        const cudaError_t e = cudaEventQuery(queued[done].done);
         if (e == cudaErrorNotReady) break;
         // Any other error is the stream's (a kernel that failed): the
         // waiting host thread reports it; the operation is over.
         if (e != cudaSuccess) (void)cudaGetLastError();
-        spare_events.push_back(queued.front().done);
+        spare_events.push_back(queued[done].done);
 #endif
-        queued.pop_front();
-        oldest_since = Clock::now();
+        ++done;
       }
+      if (done == 0) return;
+      queued.erase(queued.begin(), queued.begin() + static_cast<std::ptrdiff_t>(done));
+      oldest_since = Clock::now();
     }
 
     void watch() {
@@ -286,12 +341,11 @@ class Watchdog {
     }
 
     // Writes the report and ends the process. The reads of the counters and
-    // of what `describe` copies run on a thread of their own, waited for a
-    // few seconds: the report goes out even if a copy cannot be made.
-    [[noreturn]] void fire(const Operation& op, std::chrono::duration<double> ran) {
-      auto promise = std::make_shared<std::promise<std::string>>();
-      std::future<std::string> progress = promise->get_future();
-      std::thread([promise, counters = op.counters, describe = op.describe] {
+    // of the snapshot run on a thread of their own, waited for a few
+    // seconds: the report goes out even if a copy cannot be made.
+    [[noreturn]] void fire(const Queued& q, std::chrono::duration<double> ran) {
+      auto report = std::make_shared<Report>();
+      std::thread([report, op = q.op, counters = q.counters] {
         std::string text;
         unsigned long long words[kProgressWords] = {};
 #if DYNASOAR_CUDA
@@ -304,31 +358,35 @@ class Watchdog {
         if (read) {
           unsigned long long finished = 0;
           for (unsigned i = 0; i < kProgressWords; i += kProgressStride) finished += words[i];
-          text = describe ? describe(finished) : std::string();
+          text = operation_progress(op, finished);
         }
-        promise->set_value(std::move(text));
+        const std::lock_guard<std::mutex> lock(report->mutex);
+        report->text = std::move(text);
+        report->ready = true;
+        report->made.notify_one();
       }).detach();
       std::string detail = "its progress could not be read";
-      if (progress.wait_for(std::chrono::seconds(5)) == std::future_status::ready)
-        detail = progress.get();
+      {
+        std::unique_lock<std::mutex> lock(report->mutex);
+        if (report->made.wait_for(lock, std::chrono::seconds(5), [&] { return report->ready; }))
+          detail = report->text;
+      }
       char seconds[64];
       std::snprintf(seconds, sizeof(seconds), "%.1f s (the limit is %.3g s)", ran.count(),
                     limit.count());
       const std::string message =
-          "\ndynasoar watchdog: " + op.what + " has run for " + seconds + " and has not finished." +
-          (detail.empty() ? std::string() : "\n  " + detail) +
+          "\ndynasoar watchdog: " + operation_name(q.op) + " has run for " + seconds +
+          " and has not finished." + (detail.empty() ? std::string() : "\n  " + detail) +
           "\n  The usual cause is a method or constructor that waits for another object: "
-          "a loop on a field that another thread "
-          "writes, or a barrier across objects. A method may wait only for "
-          "work that another thread has already "
-          "begun and that finishes without waiting, and must read what it "
-          "waits for with an atomic load "
+          "a loop on a field that another thread writes, or a barrier across objects. A method "
+          "may wait only for work that another thread has already begun and that finishes "
+          "without waiting, and must read what it waits for with an atomic load "
           "(docs/guide/operations.md, \"What a method may wait for\")."
-          "\n  A kernel or thread that does not end cannot be stopped "
-          "otherwise: the program ends with exit status " +
+          "\n  A kernel or thread that does not end cannot be stopped otherwise: the program "
+          "ends with exit status " +
           std::to_string(kWatchdogExitCode) +
-          ". The limit is HandleOptions::watchdog_seconds (or the "
-          "environment variable DYNASOAR_WATCHDOG).\n";
+          ". The limit is HandleOptions::watchdog_seconds (or the environment variable "
+          "DYNASOAR_WATCHDOG).\n";
       std::fputs(message.c_str(), stderr);
       std::fflush(stderr);
       std::fflush(stdout);
@@ -339,8 +397,8 @@ class Watchdog {
   std::unique_ptr<State> state_;
 };
 
-inline Watchdog::Scope::Scope(State* state, std::string what, Describe describe) : state_(state) {
-  if (state_ != nullptr) progress_ = state_->begin(std::move(what), std::move(describe));
+inline Watchdog::Scope::Scope(State* state, const WatchedOperation& op) : state_(state) {
+  if (state_ != nullptr) progress_ = state_->begin(op);
 }
 inline Watchdog::Scope::~Scope() {
   if (state_ != nullptr) state_->end();
