@@ -167,11 +167,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
         [&](unsigned type) { live[type] = compact(type, 0); });
     this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
       if (live[type] == 0) return;
-      platform::WatchedOperation op;
-      op.kind = "parallel_do";
-      op.type = platform::pretty_type_name<T>();
-      op.method = platform::pretty_value_name<Method>();
-      if (const char* c = pretty_class_name(type); c != op.type) op.runs_on = c;
+      platform::WatchedOperation op = platform::watched_do_all<T, Method>(pretty_class_name(type));
       op.objects = static_cast<long long>(live[type]);
       const auto watched = watchdog_.watch(op);
       const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
@@ -206,7 +202,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   template <class T, class Pack>
   void create_objects(std::size_t n, const Pack& pack) {
     make_room<T>(n);
-    const auto watched = watch_new<T>(n);
+    const auto watched = watchdog_.watch(platform::watched_new<T>(n));
     this->template create_one_by_one<T>(n, pack);
   }
 
@@ -216,7 +212,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   ObjectTable<Alloc, T> create_objects_indexed(std::size_t n, const Pack& pack) {
     platform::Buffer<T*> pointers(std::max<std::size_t>(n, 1));
     make_room<T>(n);
-    const auto watched = watch_new<T>(n);
+    const auto watched = watchdog_.watch(platform::watched_new<T>(n));
     this->template create_one_by_one<T>(n, pack, pointers.data());
     return ObjectTable<Alloc, T>(std::move(pointers), n, 0, 0);
   }
@@ -335,16 +331,6 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     }(typename Registry::Types{});
     return names[type];
   }
-  // The watch of a parallel_new of n objects of T.
-  template <class T>
-  platform::Watchdog::Scope watch_new(std::size_t n) {
-    platform::WatchedOperation op;
-    op.kind = "parallel_new";
-    op.type = platform::pretty_type_name<T>();
-    op.count = n;
-    return watchdog_.watch(op);
-  }
-
   Stream stream_;
   cmalloc::PoolHandle<Raw> pool_;
   std::uint64_t initial_capacity_;

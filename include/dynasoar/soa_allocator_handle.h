@@ -333,11 +333,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                            unsigned long long* outside = nullptr) {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
-    platform::WatchedOperation op;
-    op.kind = "parallel_new";
-    op.type = platform::pretty_type_name<T>();
-    op.count = n;
-    const auto watched = watchdog_.watch(op);
+    const auto watched = watchdog_.watch(platform::watched_new<T>(n));
     if (groups != 0)
       platform::parallel_for(
           groups, soa::detail::ClaimFullBlocks{state_.data(), blocks, type, cap, claimed, run, outside}, stream_);
@@ -492,11 +488,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   void do_all(const Pack& pack) {
     constexpr unsigned cap = Registry::kCapacityById[type];
     using C = model::At<typename Registry::Types, type>;
-    platform::WatchedOperation op;
-    op.kind = "parallel_do";
-    op.type = platform::pretty_type_name<T>();
-    op.method = platform::pretty_value_name<Method>();
-    if constexpr (!std::is_same_v<T, C>) op.runs_on = platform::pretty_type_name<C>();
+    platform::WatchedOperation op = platform::watched_do_all<T, Method>(platform::pretty_type_name<C>());
     op.list_length = block_count(type);
     op.snapshots = snapshot_list(type);
     op.slots = cap;

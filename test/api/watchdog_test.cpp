@@ -74,6 +74,42 @@ struct Waiting {
   }
 };
 
+// A do-all over an abstract base runs a kernel per subclass: the message
+// names the subclass whose objects were running.
+template <class Backend>
+struct Subclasses {
+  class Base;
+  class Leaf;
+  using Alloc = typename Backend::template Allocator<Base, Leaf>;
+  using Handle = dynasoar::AllocatorHandle<Alloc>;
+
+  class Base : public Alloc::Base {
+   public:
+    declare_abstract_field_types(Base, int)
+    Field<Base, 0> id;
+    DYNASOAR_HD void wait_for(const unsigned* never) {
+      if (id == 0)
+        while (dynasoar::platform::atomic_load(never) == 0) dynasoar::platform::spin_pause();
+    }
+  };
+  class Leaf : public Base {
+   public:
+    declare_field_types(Leaf, float)
+    Field<Leaf, 0> size;
+    DYNASOAR_HD explicit Leaf(int i) : size(1.0f) { this->id = i; }
+  };
+
+  static void wait_in_a_do_all() {
+    dynasoar::HandleOptions options;
+    options.watchdog_seconds = 0.5;
+    Handle h(std::uint64_t{64} << 20, options);
+    h.template parallel_new<Leaf>(100);
+    dynasoar::platform::Buffer<unsigned> never(1);
+    never.zero();
+    h.template parallel_do<Base, &Base::wait_for>(never.data());
+  }
+};
+
 template <class Backend>
 class Watchdog : public ::testing::Test {
  protected:
@@ -101,6 +137,14 @@ TYPED_TEST(Watchdog, StopsAParallelNewWhoseConstructorWaitsForEver) {
   using W = Waiting<TypeParam>;
   EXPECT_EXIT(W::wait_in_a_constructor(), ::testing::ExitedWithCode(dynasoar::kWatchdogExitCode),
               "dynasoar watchdog: parallel_new<Waiter>\\(100\\) has run for [01]\\.[0-9] s");
+}
+
+TYPED_TEST(Watchdog, NamesTheSubclassWhoseObjectsWereRunning) {
+  using S = Subclasses<TypeParam>;
+  EXPECT_EXIT(
+      S::wait_in_a_do_all(), ::testing::ExitedWithCode(dynasoar::kWatchdogExitCode),
+      "dynasoar watchdog: parallel_do<Base, &Base::wait_for> on its subclass Leaf has run for "
+      "[01]\\.[0-9] s.*of the 100 Leaf objects it visits");
 }
 
 // Operations that end are never stopped: a hundred blocking do-alls, and

@@ -88,6 +88,29 @@ struct WatchedOperation {
   unsigned slots = 0;                          ///< see `objects`
 };
 
+/// The watch of a parallel_new of n objects of T.
+template <class T>
+WatchedOperation watched_new(std::size_t n) {
+  WatchedOperation op;
+  op.kind = "parallel_new";
+  op.type = pretty_type_name<T>();
+  op.count = n;
+  return op;
+}
+
+/// The watch of a do-all of Method over T whose kernel visits the objects
+/// of the class named `runs_on` (a pretty_type_name; T itself if null or
+/// T's). What it visits is left for the caller to fill in.
+template <class T, auto Method>
+WatchedOperation watched_do_all(const char* runs_on) {
+  WatchedOperation op;
+  op.kind = "parallel_do";
+  op.type = pretty_type_name<T>();
+  op.method = pretty_value_name<Method>();
+  if (runs_on != op.type) op.runs_on = runs_on;
+  return op;
+}
+
 /// "parallel_do<Body, &Body::move>" (with " on its subclass X" where the
 /// kernel visits a subclass) or "parallel_new<Body>(1000)".
 inline std::string operation_name(const WatchedOperation& op) {
