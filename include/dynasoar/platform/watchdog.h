@@ -34,6 +34,7 @@
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/error.h"
+#include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/names.h"
 #include "dynasoar/platform/watchdog_base.h"
@@ -168,11 +169,6 @@ class Watchdog {
   /// Stops the monitor (it fires no more).
   ~Watchdog() = default;
 
-  /// Whether it is on.
-  bool on() const { return state_ != nullptr; }
-  /// The limit in seconds (0 when off).
-  double limit_seconds() const { return state_ ? state_->limit.count() : 0.0; }
-
   /// One watched operation, from its construction (before the operation's
   /// work is queued) to its destruction (after it is queued; on the host,
   /// after it ran), which marks its end in stream order.
@@ -229,7 +225,7 @@ class Watchdog {
     std::mutex mutex;
     std::condition_variable wake;
     bool stop = false;
-    std::vector<Queued> queued;  // oldest first; not yet seen finished (at most kRing + 1)
+    std::vector<Queued> queued;  // oldest first; not yet seen finished (at most kRing)
     Clock::time_point oldest_since;
 #if DYNASOAR_CUDA
     std::vector<cudaEvent_t> spare_events;
@@ -239,9 +235,17 @@ class Watchdog {
     State(double seconds, Stream s)
         : limit(seconds),
           stream(s),
-          device(current_device()),
+          device(device_now()),
           counters(kRing * kProgressWords),
           monitor([this] { watch(); }) {}
+    // The device the monitor queries events on: the caller's.
+    static int device_now() {
+#if DYNASOAR_CUDA
+      return detail::current_device();
+#else
+      return 0;
+#endif
+    }
     State(const State&) = delete;
     State& operator=(const State&) = delete;
     ~State() {
@@ -258,16 +262,11 @@ class Watchdog {
 #endif
     }
 
-    static int current_device() {
-      int d = 0;
-#if DYNASOAR_CUDA
-      DYNASOAR_CUDA_CHECK(cudaGetDevice(&d));
-#endif
-      return d;
-    }
-
     unsigned long long* begin(const WatchedOperation& op) {
-      if (queued_count() >= kRing) {  // every slot in use: wait for the stream
+      // Every slot in use: wait for the stream. That wait ends when the
+      // queued operations do, or the monitor, which keeps timing the oldest
+      // meanwhile, ends the process.
+      if (queued_count() >= kRing) {
         synchronize(stream);
         const std::lock_guard<std::mutex> lock(mutex);
         retire_finished();
