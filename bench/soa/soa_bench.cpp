@@ -45,7 +45,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 
 #include "bench/support/gpu_bench.h"
 
@@ -587,8 +587,8 @@ void registers(dynasoar::bench::Csv& csv, const std::string& name, Kernel* kerne
 void bench_registers(dynasoar::bench::Csv& csv) {
   namespace soa = dynasoar::soa;
   namespace detail = dynasoar::platform::detail;
-  using NoArgs = decltype(dynasoar::detail::pack_args());
-  using FloatArg = decltype(dynasoar::detail::pack_args(0.0f));
+  using NoArgs = decltype(dynasoar::platform::pack_args());
+  using FloatArg = decltype(dynasoar::platform::pack_args(0.0f));
   registers(csv, "heap_alloc", heap_alloc);
   registers(csv, "heap_fill", heap_fill);
   registers(csv, "heap_free", heap_free);

@@ -32,7 +32,7 @@
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
 #include "dynasoar/allocator/registry/registry.h"
 #include "dynasoar/byte_allocator.h"
-#include "dynasoar/detail/registry_kernels.h"
+#include "dynasoar/allocator/registry/kernels.h"
 #include "dynasoar/handle_options.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/platform/error.h"
@@ -161,26 +161,28 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   /// do-all visits them, whatever their class.
   template <class T, auto Method, bool kWithSubclasses = true, class... Args>
   void parallel_do_async(Args&&... args) {
-    const auto pack = detail::pack_args(std::forward<Args>(args)...);
-    std::uint64_t live[kNumTypes] = {};
-    this->template for_each_concrete<Registry, T, kWithSubclasses>(
-        [&](unsigned type) { live[type] = compact(type, 0); });
-    this->template for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
-      if (live[type] == 0) return;
-      platform::WatchedOperation op = platform::watched_do_all<T, Method>(pretty_class_name(type));
-      op.objects = static_cast<long long>(live[type]);
-      const auto watched = watchdog_.watch(op);
-      const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
-                                                                            watched.progress()};
+    if constexpr (detail::check_do_all_call<T, Method, Args...>()) {
+      const auto pack = platform::pack_args(std::forward<Args>(args)...);
+      std::uint64_t live[kNumTypes] = {};
+      model::for_each_concrete<Registry, T, kWithSubclasses>(
+          [&](unsigned type) { live[type] = compact(type, 0); });
+      model::for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
+        if (live[type] == 0) return;
+        platform::WatchedOperation op = platform::watched_do_all<T, Method>(pretty_class_name(type));
+        op.objects = static_cast<long long>(live[type]);
+        const auto watched = watchdog_.watch(op);
+        const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
+                                                                              watched.progress()};
 #if DYNASOAR_CUDA
-      platform::parallel_for(live[type], each, stream_);
+        platform::parallel_for(live[type], each, stream_);
 #else
-      // Host build: as many threads as the objects are worth (kHostDoAllGrain
-      // each), every hardware thread for many; parallel_for's split, meant
-      // for loops of a few instructions an item, would give most do-alls one.
-      platform::host_for(live[type], platform::kHostDoAllGrain, each);
+        // Host build: as many threads as the objects are worth (kHostDoAllGrain
+        // each), every hardware thread for many; parallel_for's split, meant
+        // for loops of a few instructions an item, would give most do-alls one.
+        platform::host_for(live[type], platform::kHostDoAllGrain, each);
 #endif
-    });
+      });
+    }
   }
 
   /// BackendHandle hook of statistics<T>(): the live objects of the

@@ -54,24 +54,6 @@ constexpr unsigned registered_type_id() {
   return static_cast<unsigned>(model::kIndexOf<C, Types>);
 }
 
-/// f(std::integral_constant<unsigned, id>) for every concrete class that is
-/// T or derives from it (only T itself if kWithSubclasses is false): the
-/// type id as a compile-time constant, so that code instantiated per class
-/// (do-all kernels, the walk of device_do) knows its capacity and the
-/// pointer bits it makes. Host and device.
-template <class Registry, class T, bool kWithSubclasses = true, class F>
-DYNASOAR_HD DYNASOAR_FORCEINLINE void for_each_concrete_constant(F&& f) {
-  constexpr std::uint64_t kTypes = Registry::template kVisitedTypes<T, kWithSubclasses>;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (
-        [&] {
-          if constexpr (((kTypes >> I) & 1u) != 0)
-            f(std::integral_constant<unsigned, static_cast<unsigned>(I)>{});
-        }(),
-        ...);
-  }(std::make_index_sequence<Registry::kNumTypes>{});
-}
-
 /// Compile-time checks of `new` of class C, shared by the allocators.
 template <class Registry, class C>
 constexpr bool check_allocatable() {

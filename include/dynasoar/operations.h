@@ -16,6 +16,8 @@
 
 #include "dynasoar/object.h"
 #include "dynasoar/object_index.h"
+#include "dynasoar/model/visit.h"
+#include "dynasoar/platform/arg_pack.h"
 #include "dynasoar/platform/config.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
@@ -41,30 +43,32 @@ struct TypeStatistics {
 
 namespace detail {
 
-/// Arguments of a parallel operation, stored by value in a trivially
-/// copyable functor (std::tuple is not trivially copyable).
-template <class... Args>
-struct ArgPack;
-template <>
-struct ArgPack<> {
-  template <class F>
-  DYNASOAR_HD void apply(F&& f) const {
-    f();
+/// Checks a do-all's method and arguments where the user wrote the call,
+/// before any kernel is instantiated, so that a mistake reads as one line
+/// instead of an error deep inside the kernels. True if all holds.
+template <class T, auto Method, class... Args>
+constexpr bool check_do_all_call() {
+  using M = decltype(Method);
+  static_assert(std::is_member_function_pointer_v<M>,
+                "parallel_do<T, Method>: Method must be a pointer to a method, written &Class::method");
+  if constexpr (std::is_member_function_pointer_v<M>) {
+    static_assert(std::is_invocable_v<M, T&, const std::decay_t<Args>&...>,
+                  "parallel_do<T, &C::method>(args...): the method cannot be called on a T with these "
+                  "arguments: it is no method of T or of a base of T, or the arguments do not fit its "
+                  "parameters (their number or types)");
+    return std::is_invocable_v<M, T&, const std::decay_t<Args>&...>;
   }
-};
-template <class A, class... Rest>
-struct ArgPack<A, Rest...> {
-  A head;
-  ArgPack<Rest...> tail;
-  template <class F>
-  DYNASOAR_HD void apply(F&& f) const {
-    tail.apply([&](const auto&... rest) { f(head, rest...); });
-  }
-};
-inline ArgPack<> pack_args() { return {}; }
-template <class A, class... Rest>
-ArgPack<std::decay_t<A>, std::decay_t<Rest>...> pack_args(A&& a, Rest&&... rest) {
-  return {std::forward<A>(a), pack_args(std::forward<Rest>(rest)...)};
+  return false;
+}
+
+/// Checks parallel_new's arguments where the user wrote the call: object i
+/// is constructed as T(i, args...). True if T has such a constructor.
+template <class T, class... Args>
+constexpr bool check_new_call() {
+  static_assert(std::is_constructible_v<T, int, const std::decay_t<Args>&...>,
+                "parallel_new<T>(n, args...): T has no constructor T(int index, args...) for these "
+                "arguments; object i is made as T(i, args...)");
+  return std::is_constructible_v<T, int, const std::decay_t<Args>&...>;
 }
 
 /// parallel_new's kernel: object i is T(i, args...), and out[i] its
@@ -134,12 +138,14 @@ class HandleOps {
   /// queued before are reported first, before anything is made. Blocking.
   template <class T, class... Args>
   auto parallel_new_indexed(std::size_t n, Args&&... args) {  // ObjectTable<H::Allocator, T>
-    check_object_count(n);
-    handle().check_errors();  // earlier errors are not this call's: report them before making anything
-    ObjectTable<typename H::Allocator, T> table =
-        handle().template create_objects_indexed<T>(n, detail::pack_args(std::forward<Args>(args)...));
-    handle().check_errors();  // waits for the stream
-    return table;
+    if constexpr (detail::check_new_call<T, Args...>()) {
+      check_object_count(n);
+      handle().check_errors();  // earlier errors are not this call's: report them before making anything
+      ObjectTable<typename H::Allocator, T> table =
+          handle().template create_objects_indexed<T>(n, platform::pack_args(std::forward<Args>(args)...));
+      handle().check_errors();  // waits for the stream
+      return table;
+    }
   }
 
   /// parallel_new without waiting: queued on the handle's stream (the
@@ -150,7 +156,8 @@ class HandleOps {
   template <class T, class... Args>
   void parallel_new_async(std::size_t n, Args&&... args) {
     check_object_count(n);
-    handle().template create_objects<T>(n, detail::pack_args(std::forward<Args>(args)...));
+    if constexpr (detail::check_new_call<T, Args...>())
+      handle().template create_objects<T>(n, platform::pack_args(std::forward<Args>(args)...));
   }
 
   /// Runs (obj->*Method)(args...) on every object of T and of its subclasses
@@ -186,7 +193,7 @@ class HandleOps {
   std::uint64_t count() {
     H& self = handle();
     std::uint64_t total = 0;
-    for_each_concrete<typename H::Registry, T>(
+    model::for_each_concrete<typename H::Registry, T>(
         [&](unsigned type) { total += self.count_type(type); });
     return total;
   }
@@ -197,7 +204,7 @@ class HandleOps {
   std::vector<TypeStatistics> statistics() {
     H& self = handle();
     std::vector<TypeStatistics> out;
-    for_each_concrete<typename H::Registry, T>(
+    model::for_each_concrete<typename H::Registry, T>(
         [&](unsigned type) { out.push_back(self.type_statistics(type)); });
     return out;
   }
@@ -235,14 +242,6 @@ class HandleOps {
     if (n > static_cast<std::size_t>(std::numeric_limits<int>::max()))
       throw std::invalid_argument(
           "parallel_new: at most 2^31 - 1 objects per call (the index is an int)");
-  }
-
-  /// f(type id) for every concrete class that is T or derives from it (T
-  /// alone if kWithSubclasses is false).
-  template <class Registry, class T, bool kWithSubclasses = true, class F>
-  static void for_each_concrete(F&& f) {
-    for (std::uint64_t m = Registry::template kVisitedTypes<T, kWithSubclasses>; m != 0; m &= m - 1)
-      f(static_cast<unsigned>(platform::ctz(m)));
   }
 };
 

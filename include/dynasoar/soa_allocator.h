@@ -28,8 +28,9 @@
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/layout.h"
 #include "dynasoar/allocator/soa/object_pointer.h"
-#include "dynasoar/detail/soa_kernels.h"
+#include "dynasoar/allocator/soa/kernels.h"
 #include "dynasoar/model/type_list.h"
+#include "dynasoar/model/visit.h"
 #include "dynasoar/field.h"
 #include "dynasoar/object.h"
 #include "dynasoar/platform/bits.h"
@@ -112,7 +113,7 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   /// own offset arithmetic). Full blocks take a counted loop.
   template <class T, class F>
   DYNASOAR_HD void for_each_object(F&& f) const {
-    for_each_concrete_constant<Registry, T>([&](auto type_constant) {
+    model::for_each_concrete_constant<Registry, T>([&](auto type_constant) {
       constexpr unsigned kType = decltype(type_constant)::value;
       constexpr unsigned kCap = Registry::kCapacityById[kType];
       constexpr soa::word kFull = ~soa::padding_bits(kCap);

@@ -3,7 +3,7 @@
 // without its subclasses, field idioms of ordinary C++ (a field in a
 // conditional expression or as an index), the library's random numbers (the
 // same on host and device), and the device stack size for recursive methods.
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 #include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 

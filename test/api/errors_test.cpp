@@ -6,7 +6,7 @@
 // fit. (A class too large for a block of the DynaSOAr heap is a compile-time
 // error: test/compile_fail/class_too_large.cpp, the test compile_fail.class_too_large.)
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -14,7 +14,7 @@
 // of the repository (its tests, examples, or the library's folders as
 // top-level names) is on a consumer's include path.
 #if __has_include(<platform/atomic.h>) || __has_include(<test/support/rng.h>) || \
-    __has_include(<example/common/cli.h>) || __has_include(<dynasoar/detail/debug.h>) == 0
+    __has_include(<example/common/cli.h>) || __has_include(<dynasoar/debug.h>) == 0
 #error "the include path of dynasoar::dynasoar is not include/ alone"
 #endif
 

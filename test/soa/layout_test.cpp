@@ -6,7 +6,7 @@
 // naturally aligned and not overlapping, inherited fields at the same
 // offset in every subclass, and a program's results the same on both.
 // soa_test.cpp checks the SOA layout's own arithmetic.
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 #include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 
 #include "support/rng.h"
 #include "support/stress_rounds.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include <dynasoar/dynasoar.h>
-#include <dynasoar/detail/debug.h>
+#include <dynasoar/debug.h>
 
 namespace {
 
@@ -245,7 +245,7 @@ TEST(SoaOps, ParallelNewDoCountDestroy) {
 // blocks to different thread blocks, so that a do-all over few objects
 // reaches every multiprocessor.
 TEST(SoaKernels, DoAllSpreadsItsFirstHeapBlocksOverThreadBlocks) {
-  using Kernel = dynasoar::soa::detail::DoAll<Small, &Small::bump, decltype(dynasoar::detail::pack_args(0)),
+  using Kernel = dynasoar::soa::detail::DoAll<Small, &Small::bump, decltype(dynasoar::platform::pack_args(0)),
                                               0, 64>;
   constexpr std::size_t kBlock = dynasoar::soa::kDoAllBlockThreads;
   static_assert(Kernel::kSpreadUnit == 64, "a heap block of 64 slots is one unit");
