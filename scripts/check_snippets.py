@@ -24,7 +24,9 @@ Every ```cpp, ```cuda or ```c++ block in README.md and docs/guide/ must
 carry a snippet line (`none (reason)` for the few fragments that cannot be
 compiled on their own).
 
-Also checked: README.md has at most 250 lines; every relative link in
+Also checked: README.md has at most 250 lines; no cell of a Markdown table
+in docs/results.md is longer than 120 characters (the page is read, so a
+cell says one short thing); every relative link in
 README.md and docs/ (Markdown links, images, reference definitions, HTML
 src/href) names a file or folder that exists, and a #anchor into a Markdown
 file names one of its headings (GitHub's rule for heading anchors).
@@ -44,6 +46,8 @@ import urllib.parse
 from pathlib import Path
 
 README_MAX_LINES = 250
+RESULTS_PAGE = "docs/results.md"
+TABLE_CELL_MAX = 120
 MARKER_LANGUAGES = {"cpp", "cuda", "c++"}
 SNIPPET_RE = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
 NONE_RE = re.compile(r"^none\s*\((.+)\)$")
@@ -197,6 +201,28 @@ def check_snippets(path: Path, lines: list[str], root: Path, problems: Problems)
     return checked
 
 
+def table_cells(line: str) -> list[str]:
+    """The cells of a Markdown table row, split as GitHub splits them: at every | not escaped as \\|."""
+    cells = re.split(r"(?<!\\)\|", line.strip())
+    # The row's leading and trailing pipes leave empty strings at the ends.
+    if cells and not cells[0].strip():
+        cells = cells[1:]
+    if cells and not cells[-1].strip():
+        cells = cells[:-1]
+    return [c.strip() for c in cells]
+
+
+def check_table_cells(path: Path, lines: list[str], problems: Problems) -> None:
+    in_code = code_lines(lines)
+    for i, line in enumerate(lines):
+        if i in in_code or not line.lstrip().startswith("|"):
+            continue
+        for cell in table_cells(line.strip()):
+            if len(cell) > TABLE_CELL_MAX:
+                problems.add(path, i + 1, f"table cell of {len(cell)} characters, more than "
+                                          f"{TABLE_CELL_MAX}: {cell[:60]!r}...")
+
+
 def github_slug(heading: str) -> str:
     text = re.sub(r"<[^>]+>", "", heading)                        # HTML tags
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)        # links: their text
@@ -292,6 +318,8 @@ def main() -> int:
         lines = path.read_text(encoding="utf-8").splitlines()
         if path == readme and len(lines) > README_MAX_LINES:
             problems.add(path, len(lines), f"README.md has {len(lines)} lines, more than {README_MAX_LINES}")
+        if path.relative_to(root).as_posix() == RESULTS_PAGE:
+            check_table_cells(path, lines, problems)
         snippets += check_snippets(path, lines, root, problems)
         links += check_links(path, lines, root, problems)
     if problems.items:
