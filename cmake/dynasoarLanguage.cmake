@@ -34,9 +34,12 @@ function(dynasoar_set_language target cuda)
   if(cuda)
     target_compile_definitions(${target} INTERFACE DYNASOAR_CUDA=1)
     # constexpr functions of the standard library in device code; lambdas
-    # given to platform::parallel_for are __host__ __device__ lambdas.
+    # given to platform::parallel_for are __host__ __device__ lambdas. A
+    # call from device code to a function not marked DYNASOAR_HD is an
+    # error, not nvcc's warning (#20011, #20014): such a program would
+    # build and then fail on the GPU.
     target_compile_options(${target} INTERFACE
-      $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr --extended-lambda>)
+      $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr --extended-lambda --diag-error=20011,20014>)
     if("cuda_std_20" IN_LIST CMAKE_CUDA_COMPILE_FEATURES)
       target_compile_features(${target} INTERFACE cuda_std_20)
     else()

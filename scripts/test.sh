@@ -69,9 +69,9 @@ else
   cmake -S . -B build-cuda -DDYNASOAR_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$archs" "${build_type[@]}"
   cmake --build build-cuda -j "$JOBS"
   summary+=("CUDA build: all targets compiled")
-  step "CUDA consumer: the README's CMake recipe with a .cu file, both routes"
-  ctest --test-dir build-cuda -L consumer -j "$JOBS" --output-on-failure --no-tests=error
-  summary+=("CUDA consumer: $(ctest --test-dir build-cuda -L consumer -N | tail -1)  PASSED (compiled; run only with a GPU)")
+  step "CUDA consumer and nvcc's compile errors: the README's CMake recipe with a .cu file, both routes; compile_fail/cuda/"
+  ctest --test-dir build-cuda -L 'consumer|compile' -j "$JOBS" --output-on-failure --no-tests=error
+  summary+=("CUDA consumer and compile errors: $(ctest --test-dir build-cuda -L 'consumer|compile' -N | tail -1)  PASSED (compiled; run only with a GPU)")
   if nvidia-smi -L >/dev/null 2>&1; then
     step "device tier: tests"
     ctest --test-dir build-cuda -L device --output-on-failure --no-tests=error

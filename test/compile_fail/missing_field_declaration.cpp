@@ -12,12 +12,12 @@ class Base : public AllocatorT::Base {
  public:
   declare_field_types(Base, int)
   Field<Base, 0> id;
-  DYNASOAR_HD explicit Base(int i) : id(i) {}
+  DYNASOAR_HD Base(int, int i) : id(i) {}
 };
 
 class Derived : public Base {  // no declare_field_types(Derived, ...)
  public:
-  DYNASOAR_HD explicit Derived(int i) : Base(i) {}
+  DYNASOAR_HD Derived(int index, int i) : Base(index, i) {}
 };
 
 int main() {

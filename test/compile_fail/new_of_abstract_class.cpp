@@ -12,14 +12,14 @@ class Shape : public AllocatorT::Base {
  public:
   declare_abstract_field_types(Shape, float)
   Field<Shape, 0> area;
-  DYNASOAR_HD explicit Shape(float a) : area(a) {}
+  DYNASOAR_HD Shape(int, float a) : area(a) {}
 };
 
 class Circle : public Shape {
  public:
   declare_field_types(Circle, float)
   Field<Circle, 0> radius;
-  DYNASOAR_HD explicit Circle(float r) : Shape(3.14159f * r * r), radius(r) {}
+  DYNASOAR_HD Circle(int i, float r) : Shape(i, 3.14159f * r * r), radius(r) {}
 };
 
 int main() {

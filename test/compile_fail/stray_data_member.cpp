@@ -12,7 +12,7 @@ class Particle : public AllocatorT::Base {
   declare_field_types(Particle, float)
   Field<Particle, 0> x;
   float velocity = 0;  // not a field
-  DYNASOAR_HD explicit Particle(float x0) : x(x0) {}
+  DYNASOAR_HD Particle(int, float x0) : x(x0) {}
 };
 
 int main() {

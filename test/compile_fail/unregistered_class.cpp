@@ -12,14 +12,14 @@ class Listed : public AllocatorT::Base {
  public:
   declare_field_types(Listed, int)
   Field<Listed, 0> value;
-  DYNASOAR_HD explicit Listed(int v) : value(v) {}
+  DYNASOAR_HD Listed(int, int v) : value(v) {}
 };
 
 class Forgotten : public AllocatorT::Base {
  public:
   declare_field_types(Forgotten, int)
   Field<Forgotten, 0> value;
-  DYNASOAR_HD explicit Forgotten(int v) : value(v) {}
+  DYNASOAR_HD Forgotten(int, int v) : value(v) {}
 };
 
 int main() {

@@ -129,18 +129,37 @@ struct ClassModel<TypeList<Ts...>> {
   static constexpr std::uint64_t kVisitedTypes =
       kWithSubclasses ? kConcreteSubtypes<C> : kConcreteSubtypes<C> & (std::uint64_t{1} << kIndexOf<C, Types>);
 
+  /// Compile-time checks of one registered class C. A template of its own,
+  /// so that the compiler's "in instantiation of ... [with C = ...]" line
+  /// under a failed check names the class.
+  template <class C>
+  static constexpr bool check_class() {
+    static_assert(kSingleInheritance<C>,
+                  "a registered class derives from two registered classes; the SOA layout "
+                  "supports single inheritance only");
+    static_assert(Info<C>::kIsAbstract || Info<C>::kNumFields > 0,
+                  "a concrete registered class has no fields; give it at least one");
+    // Every Field proxy is one byte: a class of n fields (inherited ones
+    // included) is n bytes, or 1 if it has none. Checked only for a class
+    // that declares its fields (Info<C> reports one that does not).
+    if constexpr (std::is_same_v<typename C::DynasoarThis, C>) {
+      constexpr std::size_t kFieldBytes = Info<C>::kNumFields == 0 ? 1 : Info<C>::kNumFields;
+      static_assert(sizeof(C) >= kFieldBytes,
+                    "a registered class lists more types in declare_field_types than it has "
+                    "Field<Class, N> members: declare one Field member for each listed type, or "
+                    "remove the extra types");
+      static_assert(sizeof(C) <= kFieldBytes,
+                    "a registered class has members other than its Field<Class, N> proxies (data "
+                    "members or virtual functions); store every value in a declared field");
+    }
+    return true;
+  }
+
   /// Compile-time checks of the model, whatever the storage; instantiated by
   /// every allocator (through its layout's check()).
   static constexpr bool check() {
-    static_assert((kSingleInheritance<Ts> && ...),
-                  "a registered class derives from two registered classes; the SOA layout "
-                  "supports single inheritance only");
-    static_assert(((Info<Ts>::kIsAbstract || Info<Ts>::kNumFields > 0) && ...),
-                  "a concrete registered class has no fields; give it at least one");
     static_assert(((!Info<Ts>::kIsAbstract) || ...), "an allocator needs at least one concrete class");
-    static_assert(((sizeof(Ts) == (Info<Ts>::kNumFields == 0 ? 1 : Info<Ts>::kNumFields)) && ...),
-                  "a registered class has members other than its Field<Class, N> proxies (data "
-                  "members or virtual functions); store every value in a declared field");
+    static_assert((check_class<Ts>() && ...));
     return true;
   }
 };
