@@ -89,10 +89,27 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   template <class T>
   static ByteAllocatorHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                 Stream s = {}) {
-    const std::uint64_t chunk =
-        cmalloc::aligned_size(Alloc::template kObjectBytes<T>) + cmalloc::kAlignment;
-    options.registry_capacity = std::max(options.registry_capacity, objects);
-    return ByteAllocatorHandle(objects * chunk * 2 + (std::uint64_t{1} << 20), options, s);
+    return for_objects<T>(std::array<std::uint64_t, 1>{objects}, options, s);
+  }
+
+  /// A handle whose pool holds about objects[i] objects of the i-th class
+  /// of Ts at the same time (each estimated as above).
+  template <class... Ts>
+  static ByteAllocatorHandle for_objects(const std::array<std::uint64_t, sizeof...(Ts)>& objects,
+                                         HandleOptions options = {}, Stream s = {}) {
+    static_assert(sizeof...(Ts) > 0, "for_objects<T...>: name at least one class");
+    static_assert(model::kAllDistinct<Ts...>, "for_objects<T...>: a class is named twice");
+    std::uint64_t bytes = 0;
+    std::size_t i = 0;
+    (
+        [&] {
+          const std::uint64_t chunk = cmalloc::aligned_size(Alloc::template kObjectBytes<Ts>) + cmalloc::kAlignment;
+          bytes += objects[i] * chunk * 2;
+          options.registry_capacity = std::max(options.registry_capacity, objects[i]);
+          ++i;
+        }(),
+        ...);
+    return ByteAllocatorHandle(bytes + (std::uint64_t{1} << 20), options, s);
   }
 
   ByteAllocatorHandle(const ByteAllocatorHandle&) = delete;

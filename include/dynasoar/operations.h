@@ -191,11 +191,14 @@ class HandleOps {
   /// for the stream.
   template <class T>
   std::uint64_t count() {
-    H& self = handle();
-    std::uint64_t total = 0;
-    model::for_each_concrete<typename H::Registry, T>(
-        [&](unsigned type) { total += self.count_type(type); });
-    return total;
+    return count_types<T, true>();
+  }
+
+  /// Live objects of exactly class T, not of its subclasses (0 for an
+  /// abstract class). Waits for the stream.
+  template <class T>
+  std::uint64_t count_single_type() {
+    return count_types<T, false>();
   }
 
   /// Occupancy of T and of each of its concrete subclasses, one entry per
@@ -214,6 +217,16 @@ class HandleOps {
   H& handle() {
     static_assert(BackendHandle<H>, "an allocator handle lacks a hook of BackendHandle (dynasoar/operations.h)");
     return static_cast<H&>(*this);
+  }
+
+  // Live objects of the classes a do-all over T visits.
+  template <class T, bool kWithSubclasses>
+  std::uint64_t count_types() {
+    H& self = handle();
+    std::uint64_t total = 0;
+    model::for_each_concrete<typename H::Registry, T, kWithSubclasses>(
+        [&](unsigned type) { total += self.count_type(type); });
+    return total;
   }
 
   // The blocking do-all: queued by the handle, then waited for and checked.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -86,9 +87,25 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   template <class T>
   static SoaAllocatorHandle for_objects(std::uint64_t objects, HandleOptions options = {},
                                Stream s = {}) {
-    // One block of T also for no objects: T's block counts among the classes' blocks.
-    const std::uint64_t own = bytes_for<T>(std::max<std::uint64_t>(objects, 1));
-    return SoaAllocatorHandle(own + (kConcreteClasses - 1) * kBlockBytes, options, s);
+    return for_objects<T>(std::array<std::uint64_t, 1>{objects}, options, s);
+  }
+
+  /// A heap with room for objects[i] objects of the i-th class of Ts at the
+  /// same time (whole blocks each, and one block for every other class):
+  /// for a model whose classes grow side by side.
+  ///   auto heap = AllocatorHandle<AllocatorT>::for_objects<Fish, Shark>({1 << 20, 1 << 16});
+  template <class... Ts>
+  static SoaAllocatorHandle for_objects(const std::array<std::uint64_t, sizeof...(Ts)>& objects,
+                                        HandleOptions options = {}, Stream s = {}) {
+    static_assert(sizeof...(Ts) > 0, "for_objects<T...>: name at least one class");
+    static_assert((!Registry::template Info<Ts>::kIsAbstract && ...),
+                  "for_objects<T...>: an abstract class has no objects of its own; name its concrete subclasses");
+    static_assert(model::kAllDistinct<Ts...>, "for_objects<T...>: a class is named twice");
+    std::uint64_t bytes = 0;
+    std::size_t i = 0;
+    // One block of each named class also for no objects: it counts among the classes' blocks.
+    ((bytes += bytes_for<Ts>(std::max<std::uint64_t>(objects[i++], 1))), ...);
+    return SoaAllocatorHandle(bytes + (kConcreteClasses - sizeof...(Ts)) * kBlockBytes, options, s);
   }
 
   SoaAllocatorHandle(const SoaAllocatorHandle&) = delete;

@@ -149,6 +149,37 @@ TYPED_TEST(ApiTest, SingleTypeDoAllSkipsSubclasses) {
   EXPECT_EQ(n.to_vector(), (std::vector<ull>{kFish, kFish + kSharks}));
 }
 
+// count<T> counts T and its subclasses; count_single_type<T> T alone.
+TYPED_TEST(ApiTest, SingleTypeCountSkipsSubclasses) {
+  using Z = typename TestFixture::Classes;
+  typename Z::Handle heap(TestFixture::kHeapBytes);
+  heap.template parallel_new<typename Z::Fish>(700);
+  heap.template parallel_new<typename Z::Shark>(300);
+  EXPECT_EQ(heap.template count<typename Z::Fish>(), 1000u);
+  EXPECT_EQ(heap.template count_single_type<typename Z::Fish>(), 700u);
+  EXPECT_EQ(heap.template count_single_type<typename Z::Shark>(), 300u);
+  EXPECT_EQ(heap.template count_single_type<typename Z::Counter>(), 0u);
+}
+
+// A handle sized for several classes holds that many objects of each at
+// once; on the DynaSOAr heap that is a guarantee: the heap has exactly the
+// blocks they fill, plus one for every other class.
+TYPED_TEST(ApiTest, ForObjectsOfSeveralClassesHoldsThemAll) {
+  using Z = typename TestFixture::Classes;
+  constexpr std::uint64_t kFish = 5000, kCounters = 3000;
+  auto heap = Z::Handle::template for_objects<typename Z::Fish, typename Z::Counter>({kFish, kCounters});
+  if constexpr (dynasoar::backend::HeapBackend<TypeParam>) {
+    EXPECT_EQ(heap.heap_bytes(), Z::Handle::template bytes_for<typename Z::Fish>(kFish) +
+                                     Z::Handle::template bytes_for<typename Z::Counter>(kCounters) +
+                                     Z::Handle::kBlockBytes)
+        << "whole blocks of Fish and Counters and one block of Sharks";
+  }
+  EXPECT_NO_THROW(heap.template parallel_new<typename Z::Fish>(kFish));
+  EXPECT_NO_THROW(heap.template parallel_new<typename Z::Counter>(kCounters));
+  EXPECT_EQ(heap.template count<typename Z::Fish>(), kFish);
+  EXPECT_EQ(heap.template count<typename Z::Counter>(), kCounters);
+}
+
 // Objects created during a parallel_do are not visited by it, also when their
 // class is a subclass of the visited one (its objects are visited after the
 // creating class's).

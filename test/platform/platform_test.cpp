@@ -432,6 +432,19 @@ TEST(Buffer, RoundTripAndBounds) {
   EXPECT_EQ(b.data(), nullptr);
 }
 
+// The stream-only forms copy from element 0, as the forms with offset 0.
+TEST(Buffer, CopiesOnAStreamWithoutAnOffset) {
+  platform::Stream stream{};
+  platform::Buffer<int> b(3);
+  const std::vector<int> in{4, 5, 6};
+  b.copy_from_host(in.data(), 3, stream);
+  std::vector<int> out(2, 0);
+  b.copy_to_host(out.data(), 2, stream);
+  EXPECT_EQ(out, (std::vector<int>{4, 5}));
+  b.copy_to_host(out.data(), 2, 1, stream);
+  EXPECT_EQ(out, (std::vector<int>{5, 6})) << "the form with an offset is unchanged";
+}
+
 TEST(PinnedValue, ReceivesACopyAndMoves) {
   platform::PinnedValue<unsigned> v;
   EXPECT_EQ(*v.get(), 0u) << "value-initialised";

@@ -53,6 +53,15 @@ inline constexpr std::size_t kIndexOf<T, TypeList<Ts...>> = [] {
   return kNotFound;
 }();
 
+/// Whether no type appears twice among Ts.
+template <class... Ts>
+inline constexpr bool kAllDistinct = [] {
+  constexpr std::size_t index[] = {kIndexOf<Ts, TypeList<Ts...>>..., 0};
+  for (std::size_t i = 0; i < sizeof...(Ts); ++i)
+    if (index[i] != i) return false;
+  return true;
+}();
+
 /// f(std::type_identity<T>{}) for every T of the list, in order: a loop
 /// over a list of types (back ends, classes) in host code.
 template <class... Ts, class F>

@@ -102,11 +102,17 @@ class Buffer {
     copy_bytes_to(data_ + offset, src, n * sizeof(T), true, s);
   }
 
+  /// Copies `n` elements from host memory to elements [0, n) in stream `s`'s order; waits for `s`.
+  void copy_from_host(const T* src, std::size_t n, Stream s) { copy_from_host(src, n, 0, s); }
+
   /// Copies elements [offset, offset+n) to host memory; waits for `s`.
   void copy_to_host(T* dst, std::size_t n, std::size_t offset = 0, Stream s = {}) const {
     check_range(n, offset);
     copy_bytes_to(dst, data_ + offset, n * sizeof(T), false, s);
   }
+
+  /// Copies elements [0, n) to host memory in stream `s`'s order; waits for `s`.
+  void copy_to_host(T* dst, std::size_t n, Stream s) const { copy_to_host(dst, n, 0, s); }
 
   /// The whole array as a host vector; waits for `s`.
   std::vector<T> to_vector(Stream s = {}) const {
