@@ -18,6 +18,47 @@ function(dynasoar_cuda_enabled out)
   endif()
 endfunction()
 
+# dynasoar_choose_language(<out-var> <command>): ON for a CUDA build, OFF for a
+# host build, for a project that uses dynasoar through <command>
+# (add_subdirectory(dynasoar) or find_package(dynasoar)); one configure
+# message says which and why. DYNASOAR_ENABLE_CUDA decides where the project
+# set it; otherwise the project's languages do, on every configure: nothing is
+# cached, so CUDA added to project() later takes effect. dynasoar cannot
+# enable CUDA itself: CMake needs it enabled in the directory of the
+# project's targets.
+function(dynasoar_choose_language out command)
+  dynasoar_cuda_enabled(cuda_enabled)
+  string(CONCAT fix "add CUDA to the top-level project's languages, project(${CMAKE_PROJECT_NAME} LANGUAGES CXX CUDA), "
+                    "or call enable_language(CUDA) before ${command}")
+  if(DEFINED DYNASOAR_ENABLE_CUDA)
+    if(DYNASOAR_ENABLE_CUDA)
+      if(NOT cuda_enabled)
+        message(FATAL_ERROR "dynasoar: DYNASOAR_ENABLE_CUDA is ON, but the project has not enabled the CUDA "
+                            "language, and dynasoar cannot enable it for the project's targets. For the GPU "
+                            "build, ${fix}. For the host build, set DYNASOAR_ENABLE_CUDA OFF.")
+      endif()
+      set(cuda ON)
+      set(why "DYNASOAR_ENABLE_CUDA is ON")
+    else()
+      set(cuda OFF)
+      set(why "DYNASOAR_ENABLE_CUDA is OFF")
+    endif()
+  elseif(cuda_enabled)
+    set(cuda ON)
+    set(why "the project enabled the CUDA language; -DDYNASOAR_ENABLE_CUDA=OFF chooses the host build")
+  else()
+    set(cuda OFF)
+    set(why "the project did not enable the CUDA language; for the GPU build, ${fix}")
+  endif()
+  if(dynasoar_FIND_QUIETLY)  # find_package(dynasoar QUIET)
+  elseif(cuda)
+    message(STATUS "dynasoar: CUDA build, kernels on the GPU (${why})")
+  else()
+    message(STATUS "dynasoar: host build, parallel loops on std::thread, no GPU code (${why})")
+  endif()
+  set(${out} ${cuda} PARENT_SCOPE)
+endfunction()
+
 # dynasoar_cuda20_flag(): gives CMake nvcc's C++20 flag where it knows none
 # (3.25 knows none; nvcc >= 12 takes -std=c++20). Without it CMake stops at
 # generation on a CUDA source whose standard is 20 and required, which
