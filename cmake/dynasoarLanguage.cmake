@@ -59,6 +59,20 @@ function(dynasoar_choose_language out command)
   set(${out} ${cuda} PARENT_SCOPE)
 endfunction()
 
+# dynasoar_check_build_type(<CXX|CUDA>): warns when a single-configuration
+# build has neither a build type nor an -O flag of its own: CMake then
+# compiles the language's sources without optimisation. The README's recipe
+# sets Release where no build type is given.
+function(dynasoar_check_build_type language)
+  get_property(multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(multi_config OR CMAKE_BUILD_TYPE OR CMAKE_${language}_FLAGS MATCHES "(^|[ =,])-O")
+    return()
+  endif()
+  message(WARNING "dynasoar: CMAKE_BUILD_TYPE is empty, so the program builds without optimisation (-O0), "
+                  "which runs several times slower; set -DCMAKE_BUILD_TYPE=Release, or give a default "
+                  "before project() as the README's recipe does.")
+endfunction()
+
 # dynasoar_cuda20_flag(): gives CMake nvcc's C++20 flag where it knows none
 # (3.25 knows none; nvcc >= 12 takes -std=c++20). Without it CMake stops at
 # generation on a CUDA source whose standard is 20 and required, which
