@@ -214,8 +214,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// Waits for the stream. Every flag the heap raises also marks the error
   /// word's page-locked mirror (HeapState::raise_error), so the wait alone
   /// tells whether there is anything to report, and the word is copied only
-  /// then: the blocking parallel_do, which ends here, takes 14.5-16.5 us
-  /// instead of 17.7-24.6 on an H200 (bench/results/2026-11-27-blocking-call/).
+  /// then: a copy behind the kernels would lengthen every blocking call.
   void check_errors() {
     if (error_.has_seen() && !error_.any_raised(stream_)) return;
     const unsigned e = error_.read(stream_);
@@ -462,14 +461,9 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   }
 
   // Threads of a do-all kernel: a multiple of the capacity, enough to fill
-  // the device (the block count is known only on the device). Sizing the
-  // grid by each kernel's occupancy instead (one wave for wa-tor's 48- to
-  // 64-register updates) was measured slower on wa-tor, twice: 7 % on
-  // 2026-11-27; grids of two or four times the device's threads lost 5-27 %
-  // on the examples (bench/results/2026-11-27-h100-do-all-grid/,
-  // docs/history.md).
-  // A multiple of kDoAllBlockThreads too (whole thread blocks: DoAll::spread
-  // permutes the threads of whole blocks).
+  // the device (the block count is known only on the device), and a
+  // multiple of kDoAllBlockThreads (DoAll::spread permutes the threads of
+  // whole blocks).
   std::size_t do_all_threads(unsigned cap) const {
     const std::size_t want =
         platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
