@@ -1,4 +1,4 @@
-// The device side of the DynaSOAr API (paper Sec. 2.1) on the SOA heap: the
+// The device side of the DynaSOAr API (Springer & Masuhara 2019, Sec. 2.1) on the SOA heap: the
 // allocator handle kernels receive by value. The same heap with whole
 // objects in its blocks (BitmapAllocator, the AOS layout of
 // allocator/soa/layout.h) is BitmapAlloc, the paper's Sec. 6 comparison. The root class, the

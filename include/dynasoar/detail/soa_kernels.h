@@ -1,5 +1,5 @@
 // The kernels of SoaAllocatorHandle (soa_allocator_handle.h): the snapshot
-// and the do-all of parallel_do (paper Sec. 3.1, 3.7), parallel_new in whole
+// and the do-all of parallel_do (Springer & Masuhara 2019, Sec. 3.1, 3.7), parallel_new in whole
 // blocks, counting, and the header copy of the consistency check. Each is a
 // trivially copyable functor that platform::parallel_for or
 // parallel_workers runs on the device, or on the host threads in a host

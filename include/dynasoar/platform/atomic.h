@@ -12,7 +12,7 @@
 // into one call per order, which inlining folds to one.
 //
 // The lock-free structures of this project use relaxed operations and place
-// explicit fences where an algorithm needs ordering (DynaSOAr paper, App. A),
+// explicit fences where an algorithm needs ordering (Springer & Masuhara 2019, App. A),
 // so `relaxed` is the default order here.
 #pragma once
 

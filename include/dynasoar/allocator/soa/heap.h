@@ -1,4 +1,4 @@
-// The lock-free core of the SOA heap (DynaSOAr paper Sec. 3.4-3.6, 4.2,
+// The lock-free core of the SOA heap (Springer & Masuhara 2019, Sec. 3.4-3.6, 4.2,
 // App. A.1-A.4): slot reservation and freeing in blocks, block
 // initialisation, block invalidation with rollback, and allocation with
 // warp-level request coalescing and bitmap rotation.

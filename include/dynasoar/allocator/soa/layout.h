@@ -1,4 +1,4 @@
-// Block layout of the SOA heap (DynaSOAr paper Sec. 3.2-3.3), on top of the
+// Block layout of the SOA heap (Springer & Masuhara 2019, Sec. 3.2-3.3), on top of the
 // class model (model/class_model.h): how many objects a block of each
 // registered class holds, where each field's value lies inside a block, and
 // how large every block is.
