@@ -31,17 +31,12 @@ Handle make_heap(std::uint64_t bytes, std::uint64_t objects) {
 /// declares kHoldsFreedBlocks; XMallocOnCudaMalloc declares it too, but no
 /// example builds on it), which gets four
 /// times that, but at most 4 GiB more. Under the churn of wa-tor and the
-/// game of life XMalloc needs more room than the objects (why is not
-/// measured: it keeps a block until its last piece is freed, and freed
-/// blocks in its queues). At the benchmark sizes the soup ran out of the
-/// estimate with 16 to 8192 queues and wa-tor with 64 to 8192 (with 16 it
-/// ran at half the speed it has in a larger pool); both finished in 2.56
-/// and 4 times it (bench/results/2026-11-27-h100-xmalloc-pool/). The cap
-/// keeps sparse problems on large grids, whose estimate is already far
-/// above their needs, within XMalloc's 64 GiB and the GPU's memory (the
-/// acorn's 12699x12652 grid: 19.2 GiB; four times that was refused). Used
-/// where that was measured: wa-tor and the game of life; the other
-/// examples finish in their estimate.
+/// game of life XMalloc needs more room than the objects: it keeps a block
+/// until its last piece is freed, and freed blocks in its queues (which of
+/// the two matters more is not known). The cap keeps sparse problems on
+/// large grids, whose estimate is already far above their needs, within
+/// XMalloc's 64 GiB and the GPU's memory. Used by wa-tor and the game of
+/// life; the other examples finish in their estimate.
 template <class Alloc>
 std::uint64_t default_pool_bytes(std::uint64_t estimate) {
   // The raw allocator says so itself (xmalloc::XMallocOn::kHoldsFreedBlocks);

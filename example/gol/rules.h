@@ -31,11 +31,9 @@ struct Grid {
 
   /// All eight neighbours at once, out[k] = neighbor(cell, k), from one
   /// division. Where the loop over the neighbours holds atomics (which the
-  /// compiler does not move loads across), neighbor() divided again for
-  /// every k. Measured on the H100 (bench/results/2026-11-28-h100-gol-neighbors/):
-  /// the baseline's step 22 % faster with it (soup 7.3 -> 5.7 ms, acorn
-  /// 238 -> 197 ms), the object version's create_candidates 2 % faster, and
-  /// its prepare (no atomics in the loop) 8 % slower, which keeps neighbor().
+  /// compiler does not move loads across), neighbor() divides again for
+  /// every k. A loop without atomics keeps neighbor(): there the compiler
+  /// reuses one division for every k.
   DYNASOAR_HD void neighbors(int cell, int (&out)[8]) const {
     const int y = cell / width, x = cell - y * width;
     const int left = x == 0 ? width - 1 : x - 1, right = x == width - 1 ? 0 : x + 1;

@@ -13,16 +13,15 @@
 // children, the lanes allocate the chunks together (ChunkWriter) and
 // destroy the parent's in turn; a chunk holds 32 references, one per lane.
 //
-// One warp per node leaves the top levels to a few warps: the root's split
-// of 2M references took 2.1 s of a 5.9 s build on an H100, levels 0 to 8
-// together 5.7 s (bench/results/2026-11-27-kdtree/). A node with at least
-// Config::wide_refs references is therefore split by segments: its chunk
-// list is cut into runs of kSegmentChunks chunks (a chunk knows its place in
-// the chain that made it), and in do-alls over RefChunk the first chunk of
-// each run has its warp count, then copy, that run's references into chains
-// of new chunks, which are prepended to the children's lists; then every
-// chunk of a split node destroys itself. The children's references are then
-// not in the parent's order, which changes nothing in the tree.
+// One warp per node leaves the top levels, few nodes with many references
+// each, to a few warps. A node with at least Config::wide_refs references
+// is therefore split by segments: its chunk list is cut into runs of
+// kSegmentChunks chunks (a chunk knows its place in the chain that made
+// it), and in do-alls over RefChunk the first chunk of each run has its warp
+// count, then copy, that run's references into chains of new chunks, which
+// are prepended to the children's lists; then every chunk of a split node
+// destroys itself. The children's references are then not in the
+// parent's order, which changes nothing in the tree.
 // The same source is built for every back end that can free (kdtree_<back end>).
 #include <dynasoar/dynasoar.h>
 

@@ -19,8 +19,7 @@
 // As in the original, a cell gives away an eighth of its sugar (at most
 // kMaxDiffusion) and each of the 24 cells within two steps of it receives
 // an eighth of that, so diffusion adds sugar to the landscape: with 8
-// receivers instead, a 200x200 grid kept about 1 % of its cells occupied,
-// with 24 it grows to about 12 % in 500 steps. Unlike the original, ties
+// receivers instead, far fewer agents survive. Unlike the original, ties
 // are broken by a hash of the chooser's draw and the candidate cell
 // instead of a running random draw per candidate, so no choice depends on
 // the order of a scan.

@@ -2,7 +2,7 @@
 // malloc): each object is one allocation with the plain struct layout of
 // dynasoar/allocator/registry/struct_layout.h, and the generic object registry
 // (dynasoar/allocator/registry/registry.h) stands in for the enumeration the
-// allocator lacks (DynaSOAr paper Sec. 6). User classes are written exactly
+// allocator lacks (Springer & Masuhara 2019, Sec. 6). User classes are written exactly
 // as for SoaAllocator; only the allocator type differs:
 //
 //   class Body;

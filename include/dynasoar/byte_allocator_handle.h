@@ -7,7 +7,7 @@
 //   heap.parallel_new<Body>(1000, 2.0f);
 //   heap.parallel_do<Body, &Body::move>();
 //
-// Enumeration (paper Sec. 6, "Parallel do-all in Custom Allocators"):
+// Enumeration (Springer & Masuhara 2019, Sec. 6, "Parallel do-all in Custom Allocators"):
 // before a do-all, a count or statistics, the class's registry array is
 // compacted on the stream (platform::PointerCompactor: the non-null entries
 // in order, then a kernel that moves them back and renumbers the object

@@ -1,5 +1,5 @@
-// Field<C, N>: the proxy a class declares for its N-th field (DynaSOAr paper
-// Sec. 3.3 and App. B, after Ikra-Cpp). The proxy stores nothing; each one is
+// Field<C, N>: the proxy a class declares for its N-th field (Springer & Masuhara
+// 2019, Sec. 3.3 and App. B, after Ikra-Cpp). The proxy stores nothing; each one is
 // a one-byte member, so its own address is the object pointer plus the
 // field's position in the class. From that it recovers the object pointer,
 // reads block, slot and capacity from it and yields a reference to the value

@@ -109,8 +109,8 @@ class DeviceOps {
   /// With DYNASOAR_STAGED_DEVICE_DO=1, on the DynaSOAr heap on the GPU, when
   /// T has no registered subclass, the threads of a warp that call together
   /// copy each block of T into shared memory once and all read it from there
-  /// (SoaAllocator::for_each_object_staged; off by default because it is
-  /// still slower than the plain walk, see docs/history.md). Fields of visited
+  /// (SoaAllocator::for_each_object_staged; off by default because it has
+  /// been slower than the plain walk). Fields of visited
   /// objects must therefore not change during the call; changes made through
   /// `object` are not seen through the copies. Otherwise copy == object.
   template <class T, class F>

@@ -1,5 +1,5 @@
 // The host-side operations every allocator handle offers in the same form
-// (paper Sec. 2.1): parallel_new, the blocking parallel_do, count and
+// (Springer & Masuhara 2019, Sec. 2.1): parallel_new, the blocking parallel_do, count and
 // statistics, written once (HandleOps) on top of a few hooks each back end's
 // handle provides (the BackendHandle concept). Also the per-class statistics
 // type and the argument packs the parallel kernels carry.

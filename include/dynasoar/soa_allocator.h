@@ -1,4 +1,4 @@
-// The device side of the DynaSOAr API (paper Sec. 2.1) on the SOA heap: the
+// The device side of the DynaSOAr API (Springer & Masuhara 2019, Sec. 2.1) on the SOA heap: the
 // allocator handle kernels receive by value. The same heap with whole
 // objects in its blocks (BitmapAllocator, the AOS layout of
 // allocator/soa/layout.h) is BitmapAlloc, the paper's Sec. 6 comparison. The root class, the
@@ -69,8 +69,7 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   static constexpr const char* kBackendName = soa::backend_name(L);
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
-  /// n-body's force loop took five times as long staged as unstaged
-  /// (docs/history.md, "The staged device_do").
+  /// the staged walk has been slower than the plain one.
   static constexpr bool kStagedWalk = DYNASOAR_STAGED_DEVICE_DO != 0;
 
   HeapAllocator() = default;
@@ -107,10 +106,9 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   /// capacity bits and a block address masked to its bits, so a field read
   /// through them compiles to the block address plus a constant plus the
   /// slot times the field's size (the class's stride, in the AOS layout),
-  /// as in DoAll. Decoding the capacity from
-  /// the pointer and computing the array offsets at run time instead tripled
-  /// n-body's force loop (three field reads per visited body, each with its
-  /// own offset arithmetic). Full blocks take a counted loop.
+  /// as in DoAll, rather than each read decoding the capacity from the
+  /// pointer and computing its array offset at run time. Full blocks take a
+  /// counted loop.
   template <class T, class F>
   DYNASOAR_HD void for_each_object(F&& f) const {
     model::for_each_concrete_constant<Registry, T>([&](auto type_constant) {
@@ -125,12 +123,12 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
       // One block behind: a block's allocation bitmap is loaded (from L2: an
       // atomic load) before the previous block is visited, so its latency
       // hides behind that block's objects instead of stalling the walk at
-      // every block (docs/history.md, "n-body and the walk"). The class is
-      // read after the bitmap: a block emptied and handed to another class
-      // since the walk found it is skipped rather than visited as a T (its
-      // class can still change while the walk is one block behind, as it
-      // can between any visit and the reads of the method; device_do's
-      // contract leaves objects deleted meanwhile undefined).
+      // every block. The class is read after the bitmap: a block emptied and
+      // handed to another class since the walk found it is skipped rather
+      // than visited as a T (its class can still change while the walk is
+      // one block behind, as it can between any visit and the reads of the
+      // method; device_do's contract leaves objects deleted meanwhile
+      // undefined).
       std::uint64_t held_address = 0;
       soa::word held_live = 0;
       state_->allocated[kType].for_each_set([&](bit_index block) {
@@ -185,13 +183,8 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
  private:
   /// visit(slot) for every slot set in `live`, in ascending order; a full
   /// block takes a counted loop, unrolled completely: every slot is then a
-  /// constant, and a field's address the block's plus a constant offset.
-  /// Unrolled 8 times (and 4 before that) the slot's bits were computed
-  /// into each address; with the headers out of the blocks that loop was
-  /// scheduled with more waits, and n-body's force phase took 5 % longer;
-  /// 16 times 2.4 %, 32 times 3.5 % longer, completely as fast as before
-  /// (bench/results/2026-11-27-h100-headers-apart/, nbody-unroll*.sh;
-  /// docs/history.md, "n-body and the walk of device_do").
+  /// constant, and a field's address the block's plus a constant offset,
+  /// where a partly unrolled loop computes the slot's bits into each address.
   template <unsigned kCap, class V>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static void for_each_live_slot(soa::word live, V&& visit) {
     if (live == ~soa::padding_bits(kCap)) {
@@ -211,8 +204,8 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   // nothing, where staging is not possible; every member of the calling
   // group gets the same answer. The group is the warp's threads that called
   // together (warp::present_lanes, the set cooperative groups'
-  // coalesced_threads names; that header is not included, for it costs every
-  // file that includes the framework 3 s of compile time); one member reads
+  // coalesced_threads names; that header is not included, for its compile
+  // time in every file that includes the framework); one member reads
   // the bitmaps and shares what it read, so all members walk the same blocks.
   template <class T, class F>
   __device__ bool staged_in_warp(F& f) const {

@@ -1,5 +1,5 @@
 // AllocatorHandle: the host side of the DynaSOAr API. It owns the object heap
-// and its bitmaps (RAII) and runs the parallel operations of paper Sec. 2.1:
+// and its bitmaps (RAII) and runs the parallel operations of Springer & Masuhara 2019, Sec. 2.1:
 // parallel_new, parallel_do, count and statistics.
 //
 //   dynasoar::AllocatorHandle<AllocatorT> heap(1ull << 30);   // 1 GiB heap

@@ -47,8 +47,7 @@ constexpr bool kHostMalloc =
     std::is_same_v<B, backend::CudaMalloc> && !dynasoar::platform::kCudaBuild;
 
 // CudaMalloc in a CUDA build is CUDA's device heap (at least 8 MiB), and
-// filling it to exhaustion with device malloc takes minutes on an H100 (a
-// million 1 KiB requests took 168 s in cmalloc_bench), past the device
+// filling it to exhaustion with device malloc takes minutes, past the device
 // tier's limit: the rows that fill a heap skip it there, and say so.
 template <class B>
 constexpr bool kSlowToExhaust =

@@ -778,14 +778,11 @@ TYPED_TEST(CMallocConformance, AllocDeallocPatternsOfSection6) {
 
 // A walk that trails a merge on walk steps back to the merging chunk every
 // time the merge invalidates the header after it. Counting that chunk's whole
-// size at each step back used up a walk's two circles with three quarters of
-// the pool free, and [ACD] of the largest size failed requests in 3 to 6 of
-// 100 runs in a pool with four times the room
-// (bench/results/2026-11-26-h100-cfmmalloc-walk/).
-// Twenty runs: with that count, about half of such tests would fail (one
-// of four repeats did). Under compute-sanitizer two: the repeats hunt a
-// rare schedule, which the tools do not make likelier, and memcheck takes
-// five seconds a run.
+// size at each step back would use up a walk's two circles on a pool with
+// room, so that [ACD] of the largest size failed requests now and then in a
+// pool with four times the room. Twenty runs, since the failure needs a rare
+// schedule; under compute-sanitizer two, since the tools do not make that
+// schedule likelier and each run is slow there.
 TEST(CMallocWalk, WalksThatTrailAMergeFindRoomForSection6) {
   const int runs = platform::kCudaBuild && !test::under_sanitizer() ? 20 : 2;
   for (int r = 0; r < runs && !::testing::Test::HasFailure(); ++r) {

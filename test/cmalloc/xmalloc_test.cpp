@@ -430,12 +430,11 @@ TEST(CMallocXMalloc, ContendedQueueHandsOutEveryMessageOnce) {
   // The lanes of a warp run each enqueue and dequeue together, racing for
   // the same tail and head word, so at most one of them succeeds per round
   // and warp, and the warps of the whole GPU race for those two words too:
-  // messages per worker is no measure of the queue (the H100 moved 189 for
-  // 4096 workers). What the test needs is every slot reused many times:
-  // more messages than warps (on the GPU 128, 64 times the two slots).
-  // compute-sanitizer serialises the warps, so few messages pass there (7
-  // and 9 on the H100 under memcheck and racecheck); its run checks the
-  // accesses, the plain run checks the load.
+  // messages per worker is no measure of the queue. What the test needs is
+  // every slot reused many times: more messages than warps (on the GPU 128,
+  // 64 times the two slots). compute-sanitizer serialises the warps, so few
+  // messages pass there; its run checks the accesses, the plain run checks
+  // the load.
   const std::size_t warps = (workers + platform::warp::kBuildLanes - 1) / platform::warp::kBuildLanes;
   if (platform::kCudaBuild && test::under_sanitizer())
     EXPECT_GT(moved, 0u) << "no message passed the queue";

@@ -143,10 +143,9 @@ TEST(Warp, PrimitivesOverFullWarp) {
 // highest lane, which computes its words on a long path of its own while
 // the others go straight to the handover. Every lane must end with its
 // leader's words. The lanes start converged here, so this is not the shape
-// that failed on the H100 (a group whose leader entered its branch apart
-// from the others); CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack is,
-// and it failed before the handover existed
-// (bench/results/2026-11-25-h100-xmalloc-handover/tests-8d9d4bc/).
+// that needs the handover's loop (a group whose leader entered its branch
+// apart from the others); CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack
+// is.
 struct EvalHandover {
   unsigned long long* wrong;
   std::size_t n;

@@ -1,5 +1,5 @@
 // Bitmap: the non-owning, trivially copyable handle of a hierarchical
-// bitmap (DynaSOAr paper, Sec. 4.1). Kernels receive it by value; every
+// bitmap (Springer & Masuhara 2019, Sec. 4.1). Kernels receive it by value; every
 // operation here may be called from host and device code. The owning host
 // object is dynasoar::BitmapHandle (bitmap_handle.h).
 //

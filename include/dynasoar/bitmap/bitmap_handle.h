@@ -1,5 +1,5 @@
 // BitmapHandle: the owning host object of a lock-free hierarchical
-// bitmap (DynaSOAr paper, Sec. 4.1). It owns the containers in the back
+// bitmap (Springer & Masuhara 2019, Sec. 4.1). It owns the containers in the back
 // end's memory (RAII) and runs the bulk operations; kernels work on the
 // trivially copyable handle from device() (bitmap.h).
 #pragma once

@@ -1,7 +1,7 @@
 // The class model every back end shares: which classes an allocator
 // registers, their type ids, which registered class each derives from,
 // which are abstract, and which fields each has (inherited ones first).
-// DynaSOAr paper Sec. 3.1: the type list of the allocator is the program's
+// Springer & Masuhara 2019, Sec. 3.1: the type list of the allocator is the program's
 // closed world of classes; the type id of a class is its position there.
 //
 // Nothing here knows how objects are stored. The SOA heap adds its block

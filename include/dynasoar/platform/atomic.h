@@ -5,16 +5,14 @@
 //
 // Why the builtins and not libcu++'s `cuda::atomic_ref`: they emit the same
 // PTX (`atom.<op>.<order>.gpu`, `ld.acquire.gpu`, `fence.sc.gpu` ahead of a
-// seq_cst operation, as cuda::atomic_ref does), but <cuda/atomic> added
-// about 3 s of compile time to every translation unit that includes the
-// framework (5.2 s for a file with that include alone against 2.0 s for an
-// empty one, CI's compile-check flags), a third of an example's compile
-// time and several minutes of CI. The builtins take the memory order only as
-// an integer literal; DYNASOAR_NV_ORDERED below turns the run-time order
+// seq_cst operation, as cuda::atomic_ref does), but <cuda/atomic> is a
+// large part of the compile time of every translation unit that includes
+// the framework. The builtins take the memory order only as an integer
+// literal; DYNASOAR_NV_ORDERED below turns the run-time order
 // into one call per order, which inlining folds to one.
 //
 // The lock-free structures of this project use relaxed operations and place
-// explicit fences where an algorithm needs ordering (DynaSOAr paper, App. A),
+// explicit fences where an algorithm needs ordering (Springer & Masuhara 2019, App. A),
 // so `relaxed` is the default order here.
 #pragma once
 

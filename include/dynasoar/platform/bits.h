@@ -1,4 +1,4 @@
-// Bit operations on 64-bit containers (DynaSOAr paper, Sec. 4.3): one
+// Bit operations on 64-bit containers (Springer & Masuhara 2019, Sec. 4.3): one
 // instruction each on the GPU and on current CPUs.
 #pragma once
 

@@ -53,6 +53,11 @@ inline constexpr unsigned kBlockThreads = 256;
 /// microseconds, about as much as a few thousand small method calls.
 inline constexpr std::size_t kHostDoAllGrain = std::size_t{1} << 11;
 
+/// Items per host thread below which a host parallel_for uses fewer
+/// threads: its items are often a few instructions each (bitmap words,
+/// registry entries), so small loops are not worth waking a thread.
+inline constexpr std::size_t kHostForGrain = 1 << 14;
+
 /// Chunks of at least `grain` items (the last may be smaller) for n items,
 /// at most one per hardware thread; 0 for n = 0.
 inline std::size_t host_chunk_count(std::size_t n, std::size_t grain) {
@@ -279,10 +284,7 @@ void parallel_for(std::size_t n, const F& f, Stream s = {}) {
   DYNASOAR_CHECK_LAUNCH();
 #else
   (void)s;
-  // Small loops are not worth waking a thread: the items here are often a
-  // few instructions each (bitmap words, registry entries).
-  constexpr std::size_t kMinPerThread = 1 << 14;
-  host_for(n, kMinPerThread, f);
+  host_for(n, kHostForGrain, f);
 #endif
 }
 

@@ -219,7 +219,7 @@ class PinnedValue {
 /// everywhere). Then any_raised() tells whether a flag was raised by only
 /// waiting for the stream, and read() is needed only when one was: a
 /// blocking parallel_do on the DynaSOAr heap saves the copy, which the copy
-/// engine starts only after the kernels (bench/results/2026-11-27-blocking-call/).
+/// engine starts only after the kernels.
 /// One class serves the heap's, the pools' and the registry's flags.
 class ErrorFlags {
  public:

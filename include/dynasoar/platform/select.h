@@ -2,13 +2,11 @@
 // in order, with their count. Three kernels in a CUDA build (count per tile,
 // scan of the tile counts, scatter); a plain loop in a host build.
 //
-// CUB's DeviceSelect did this before in one pass, but its header added
-// about 3.5 s to every file that includes the framework (nvcc on wa-tor's
-// objects: 11.1 s with it, 7.6 s without, CI's machine), since every back
-// end's header is included everywhere and this one is needed by the byte
-// allocators' registries only. The compaction runs where a byte allocator
-// enumerates its registry, after a wait for the stream and a copy to the
-// host, so two more launches do not matter there.
+// Not CUB's DeviceSelect, which does this in one pass: its header would add
+// much compile time to every file that includes the framework, since every
+// back end's header is included everywhere. The compaction runs where a byte
+// allocator enumerates its registry, after a wait for the stream and a copy
+// to the host, so two more launches do not matter there.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // The host build's threads: a persistent pool that the executor
 // (dynasoar/platform/executor.h) runs its loops on, so that an operation wakes
 // threads that already exist instead of starting new ones (a thread start
-// costs tens of microseconds, as much as a small do-all).
+// costs as much as a small do-all).
 //
 // A call hands its tasks to a "gang": the calling thread plus pool threads
 // that were idle, taken for this call alone. Task t runs on participant

@@ -131,18 +131,15 @@ inline constexpr std::uint64_t kHandedOver = 1;
 /// marked; the lanes decide that together (all), so src takes every round.
 ///
 /// Why not a barrier and a shuffle: src computes its words in a branch of
-/// its own (a leader's search), and ptxas dropped the __syncwarp(mask) after
-/// that branch, relying on the branch's reconvergence barrier to have
-/// gathered the lanes. On the H100 followers that entered the branch apart
-/// from their leader then shuffled before it had written its words and read
-/// 0 (docs/design/xmalloc.md, "The handover"). In this loop ptxas keeps a
-/// check that every lane of the mask is present before it shuffles, and
-/// with it no follower read an unmarked word in any run.
+/// its own (a leader's search), and ptxas may drop the __syncwarp(mask)
+/// after that branch, so that followers shuffle before src wrote its words;
+/// in this loop ptxas keeps a check that every lane of the mask is present
+/// before it shuffles (docs/design/xmalloc.md, "The handover").
 ///
 /// Every word must carry the mark (a word handed over without it keeps the
 /// lanes in the loop for ever), so a read of a register before src wrote it
-/// (what failed: such a register held 0) is caught in any word; a stale
-/// register that held another value with bit 0 set would not be.
+/// is caught in any word that held 0; a stale register that held another
+/// value with bit 0 set would not be.
 ///
 /// Forward progress: the lanes of `mask` wait at the barrier for each other,
 /// lanes of one warp (so resident whenever one of them runs). Callers give

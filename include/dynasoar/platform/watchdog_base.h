@@ -20,8 +20,8 @@ inline constexpr unsigned kProgressStride = 4;
 inline constexpr unsigned kProgressWords = kProgressCounters * kProgressStride;
 
 /// Objects a do-all thread finishes before it adds them to the counters
-/// (and once more at its end): an add per object slowed large do-alls by
-/// half (docs/history.md, "A wait that hung, and the watchdog").
+/// (and once more at its end): larger batches cost large do-alls fewer
+/// atomics, at a coarser progress count in the watchdog's message.
 inline constexpr unsigned kProgressBatch = 16;
 
 /// Adds the calling thread's `n` finished objects to a watched operation's

@@ -11,39 +11,12 @@
 //   CMMalloc   CMalloc with one offset per multiprocessor (per-SM heaps)
 //   CFMMalloc  CFMalloc with one offset per multiprocessor
 //
-// Units. Offsets count 16-byte granules, so data is 16-byte aligned and 31
-// bits address 32 GiB (the paper's 4-byte words: 8 GiB). The header of the
-// chunk at granule g occupies bytes [16g + 8, 16g + 16); its data starts at
-// 16(g + 1) and ends at the next chunk's header. The last granule holds a
-// sentinel header, always used, whose next is granule 0: the list is
-// circular (Fig. 1).
-//
-// Deviation from the paper: stale headers. A merge leaves the absorbed
-// chunk's header inside the merged chunk's data, and the paper argues that
-// no thread can still be standing on it when the data is overwritten. A
-// thread that is descheduled for long (always possible on host threads,
-// rarely on a GPU) can be. Each header therefore carries a tag derived from
-// its position (in the flag word; in the fused form the header is one 8-byte
-// word: tag, flag, next), and the header of an absorbed chunk is overwritten
-// with tag 0, which no header has (invalidate). A walk that reads a header
-// without its tag steps back to the last valid header it passed (whose next
-// a merge has moved past the absorbed one), or else restarts from the
-// offset or from its heap's first chunk, which is never absorbed
-// (absorbable; no free, alone or joined with its warp's, crosses a heap's
-// start); a compare-and-swap on bytes that are no longer a header fails
-// unless the user's data equals that exact tag (odds of 2^-30).
-//
-// Deviation from the paper: merge on walk (PoolOptions::merge_on_walk, on
-// by default). free() merges a chunk only with the next one, and only if
-// that one is free at that moment, so two neighbours freed in the order
-// they were made stay apart for ever, and a pool under churn is cut ever
-// finer until larger requests fail on a pool that is mostly free. A walk
-// that has passed kMergeAfterSmall free chunks too small for its request
-// claims the next one whose successor is free and absorbs the free chunks
-// after it (absorb_free_successors). Waiting for kMergeAfterSmall keeps the
-// pre-split's small chunks apart (they serve concurrent small requests),
-// and checking the successor with a load first keeps walks from claiming
-// chunks they cannot grow.
+// Offsets count 16-byte granules: the header of the chunk at granule g lies
+// in bytes [16g + 8, 16g + 16), its data from 16(g + 1) to the next header,
+// and the last granule holds a sentinel header whose next is granule 0.
+// Headers carry a tag derived from their position, and walks merge free
+// chunks that free() left apart; docs/design/cmalloc.md describes both and
+// every other deviation from the paper.
 #pragma once
 
 #include <cstdint>
@@ -89,13 +62,28 @@ namespace dynasoar::cmalloc {
 /// Largest pool of the circular allocators, in granules (31-bit offsets).
 inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
 
+// Tuning constants, fixed at compile time (the settings a pool chooses at
+// run time are in PoolOptions, pool_handle.h).
+
 /// Merge on walk (PoolOptions::merge_on_walk): free chunks too small for its
-/// request that a walk passes before it starts joining them. A few such
-/// chunks are the normal state of a pool in use (and the pre-split's small
-/// chunks, which serve concurrent small requests, must not be joined by the
-/// first large request that passes them); many mean the pool is cut finer
-/// than its requests.
+/// request that a walk passes before it starts joining them. Fewer join a
+/// pool cut finer than its requests sooner, but also the pre-split's small
+/// chunks, which serve concurrent small requests.
 inline constexpr std::uint32_t kMergeAfterSmall = 16;
+/// Most times one walk jumps ahead to the offset (CircularMalloc::walk): a
+/// bound on how long a walk chases an offset that keeps moving.
+inline constexpr unsigned kMaxJumps = 1u << 20;
+/// Chunks a coalesced group's walk visits before its lanes walk one by one,
+/// with one offset per multiprocessor: lower limits send more lanes walking
+/// on their own, crowding the list; higher ones let a leader search long
+/// for a chunk that may not exist.
+inline constexpr std::uint64_t kGroupHops = 4096;
+/// kGroupHops for the single-offset variants, whose group walks are far longer.
+inline constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
+/// How far ahead of a walk the offset must be for the walk to jump to it:
+/// 256 KiB. Jumping closer queues every walk on the chunk at the offset;
+/// jumping later leaves walks visiting chunks that concurrent walks took.
+inline constexpr std::uint32_t kFollowGranules = 16384;
 
 /// The circular-list allocators (Alg. 3, Sec. 5.2-5.4): `kFused` puts the used
 /// flag into the next-offset word, `kMulti` gives each multiprocessor its own
@@ -175,9 +163,7 @@ struct CircularMalloc {
       if (src < lane) before += u;
       total += u;
     }
-    // The leader's chunk and its end, handed over marked (warp::handover:
-    // the shuffle is repeated until the mark is there, since a barrier
-    // alone did not hold XMalloc's followers back on the H100).
+    // The leader's chunk and its end, handed over marked (warp::handover).
     std::uint64_t words[1] = {0};
     if (lane == leader) {
       std::uint32_t first = kNoChunk, stop = 0;
@@ -451,22 +437,16 @@ struct CircularMalloc {
 
   /// No chunk: the result of a walk that found none, or a lane that frees nullptr.
   static constexpr std::uint32_t kNoChunk = ~std::uint32_t{0};
-  /// Most times one walk follows the offset forward (see walk).
-  static constexpr unsigned kMaxJumps = 1u << 20;
+  /// Most times one walk follows the offset forward (cmalloc::kMaxJumps).
+  static constexpr unsigned kMaxJumps = cmalloc::kMaxJumps;
   /// Chunks a coalesced group's walk visits before its lanes walk one by one
-  /// (multi-offset; group walks in cmalloc_bench's survey visit about 30 on
-  /// average). On one offset they visit about 2 000 on average, with a long
-  /// tail: limits of 4 096 and 65 536 sent so many lanes walking on their
-  /// own that walks crowded the list, ran slow and some failed on a pool
-  /// with room (bench/results/2026-11-24-h100-cmalloc-walk/final-2/).
-  static constexpr std::uint64_t kGroupHops = 4096;
-  /// kGroupHops for the single-offset variants, whose group walks are far longer.
-  static constexpr std::uint64_t kGroupHopsOneOffset = std::uint64_t{1} << 20;
-  /// How far ahead of a walk the offset must be for the walk to follow it:
-  /// 256 KiB (chosen among following every move, 64, 1024 and 16384
-  /// granules, and never; docs/history.md, "The collapse under a million
-  /// requests").
-  static constexpr std::uint32_t kFollowGranules = 16384;
+  /// (cmalloc::kGroupHops).
+  static constexpr std::uint64_t kGroupHops = cmalloc::kGroupHops;
+  /// kGroupHops for the single-offset variants (cmalloc::kGroupHopsOneOffset).
+  static constexpr std::uint64_t kGroupHopsOneOffset = cmalloc::kGroupHopsOneOffset;
+  /// How far ahead of a walk the offset must be for the walk to follow it
+  /// (cmalloc::kFollowGranules).
+  static constexpr std::uint32_t kFollowGranules = cmalloc::kFollowGranules;
 
   /// Alg. 3: walks the list from the home offset for a free chunk of at
   /// least `units` granules, takes it (split if too large) and returns its
@@ -485,9 +465,8 @@ struct CircularMalloc {
     // (below) happen only in a first circle, which is not counted: they skip
     // chunks that may have been freed since the offset passed them.
     // A group's leader gives up after kGroupHops chunks, and its lanes walk
-    // one by one. That costs less than a leader's search of the whole pool
-    // for a chunk that may not exist (pre-split by Eq. 1, a pool of a few
-    // hundred MiB has millions of chunks and none for a warp's 32 x 16 KiB).
+    // one by one: that costs less than a leader's search of a pool of
+    // millions of chunks for one that may not exist.
     std::uint64_t hops = 0;
     std::uint32_t small = 0;  // free chunks passed because they were too small
     std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
@@ -498,12 +477,11 @@ struct CircularMalloc {
       // A chunk smaller than the request is passed unclaimed (kSmall).
       Claim c = try_claim(g, next, units);
       if (c == Claim::kInvalid) {
-        // A stale header (see above): step back to the last valid header
-        // (below), or else start again from the offset, which has probably
-        // moved on, and every second time from the heap's first chunk, whose
-        // header is never absorbed. An offset that names a stale header is
-        // moved to the heap's first chunk, so that walks stop following it
-        // there.
+        // A stale header: step back to the last valid header (below), or
+        // else start again from the offset, which has probably moved on, and
+        // every second time from the heap's first chunk, whose header is
+        // never absorbed. An offset that names a stale header is moved to
+        // the heap's first chunk, so that walks stop following it there.
         DYNASOAR_CMALLOC_COUNT(kInvalid);
         std::uint32_t expected = g;
         if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
@@ -511,21 +489,12 @@ struct CircularMalloc {
         walked += 1;
         // The chunk before was valid a moment ago, and a free that absorbs a
         // chunk links its predecessor past it before it invalidates it: one
-        // step back usually finds the list again. Restarting from the offset
-        // instead made walks through a region where warps free together (and
-        // so merge often) start over dozens of times each.
+        // step back usually finds the list again.
         // The chunk stepped back to was counted up to `counted` when the
         // walk left it; it now adds only what it grew by since, at least one
-        // granule. A walk that trails a merge on walk, which
-        // invalidates the header of every chunk it absorbs while its own
-        // chunk grows, steps back to that chunk at each of them, thousands
-        // of times in a walk; counting the chunk's whole size each time
-        // used up the walk's two circles with three quarters of the pool
-        // free, and the Sec. 6 [ACD] 16 KiB case failed requests in 3 to 6
-        // of 100 runs on the H100
-        // (bench/results/2026-11-26-h100-cfmmalloc-walk/). So the count grows
-        // by at least one granule per step, and the distance walked forward
-        // is never counted short.
+        // granule: a walk that trails a merge on walk steps back at every
+        // chunk the merge absorbs, and counting the whole chunk each time
+        // would end its two circles early on a pool with room.
         if (prev != kNoChunk) {
           g = prev;  // `counted` stays where the walk left prev
           prev = kNoChunk;
@@ -554,18 +523,11 @@ struct CircularMalloc {
       } else {
         DYNASOAR_CMALLOC_COUNT(kBusy);
         // Not in Alg. 3: passing a chunk it cannot have, a walk follows the
-        // offset if it has moved far ahead meanwhile. The chunks in between
-        // were taken by the walks that started with this one (on one offset,
-        // thousands of them), and visiting them one by one is what makes a
-        // single-offset pool collapse under a million concurrent requests.
-        // Close behind the offset a walk keeps to the list: following every
-        // move would queue all walks on the chunk at the offset. A jump
-        // counts the granules it skips, a walk jumps at most kMaxJumps times
-        // and only in its first circle, and then still walks two full
-        // circles before it gives up, as without jumps. (A jump once counted
-        // as one granule: a walk failing near exhaustion, where the offset
-        // keeps moving, followed it round the pool dozens of times in its
-        // "first circle", and a fill of 64 MiB took 168 s instead of a few.)
+        // offset if it has moved far ahead meanwhile (kFollowGranules), since
+        // the chunks in between were taken by the walks that started with
+        // this one. A jump counts the granules it skips, a walk jumps at most
+        // kMaxJumps times and only in its first circle, and then still walks
+        // two full circles before it gives up, as without jumps.
         if (jumps < kMaxJumps && walked < granules) {
           const std::uint32_t o = platform::atomic_load(&offsets[heap], platform::acquire);
           if (ahead(o, next) && distance(next, o) >= kFollowGranules) {

@@ -1,4 +1,4 @@
-// The generic object registry of the byte allocators (DynaSOAr paper Sec. 6,
+// The generic object registry of the byte allocators (Springer & Masuhara 2019, Sec. 6,
 // "Parallel do-all in Custom Allocators"): allocators such as the CMalloc
 // family or CUDA's malloc cannot enumerate their objects, so the framework
 // keeps, per class, an array of the live objects' addresses.

@@ -1,64 +1,12 @@
 // ScatterAlloc (Steinberger, Kenzel, Kainz and Schmalstieg, InPar 2012;
-// Steinberger et al. 2012) behind the raw API of the CMalloc family: malloc(bytes) and
-// free(p) in device and host code, 16-byte aligned memory, an error flag.
-//
-// The pool is cut into pages of kPageBytes, grouped into super blocks of
-// Options::super_block_pages pages and, inside those, into regions of
-// Options::region_pages pages (Sec. 5.1, 5.4). A page is split into equal
-// chunks when it is first used: the first request that finds it unsplit sets
-// its chunk size (Alg. alloc lines 16-24), and the size stays until the page
-// is empty again, when free() resets it (Alg. free lines 10-16). Each page has
-// a usage entry in a side table: its chunk size, a counter of reserved chunks
-// and a bit field with one bit per chunk (Sec. 5.2).
-//
-// malloc hashes its request to a start page (Eq. 3: the size and the
-// multiprocessor), scans the pages from there, skips regions whose counter
-// of full pages says they are 90% full (Sec. 5.4), and on a page whose chunk
-// size fits (at least the request, at most max_frag times it) first reserves
-// a chunk with one atomic add on the counter (tryUsePage line 2) and only
-// then looks for a free bit. The lanes of a warp that ask for the same size
-// together are served by one search and one add for all of them (Sec. 6.1
-// sends a warp's equal requests to one page; here they also share the
-// reservation). Requests larger than a page take a run of whole pages
-// (Sec. 6.3), searched from the top of the pool downwards.
-//
-// Deviations from the paper (docs/design/scatter.md says why):
-//  - The bit field of a page is kPageWords 64-bit words in the side table
-//    (256 chunks of 16 bytes on a 4 KiB page), searched word by word from a
-//    hint, instead of a 32-bit field in the table and a second level of 32
-//    fields on the page itself. No bytes of a page are metadata.
-//  - After its reservation, a thread reads the page's chunk size again: the
-//    page may have emptied, been reset and split for another size between
-//    the first read and the reservation (the paper's pseudo code would then
-//    set a bit that means another chunk). The reservation pins the size.
-//  - A page counts as full in its region and super block while a flag of
-//    its own says so (set by the reservation that fills it, cleared by the
-//    next free or its reset), so the fill levels do not drift. They are
-//    still hints (a free may come before the flag is set): later passes over
-//    every page ignore them, so a counter that is off never hides memory.
-//  - The search starts at Eq. 3's page plus an offset per warp slot of the
-//    multiprocessor, visits the regions of a super block in strides of a
-//    per-warp step (Options::spread), and passes a page that looks full
-//    with one load instead of an add and a give-back.
-//  - Searches start in a window of active super blocks, one per
-//    multiprocessor number modulo its size (Options::active_window), not in
-//    the one active super block of Sec. 5.4.
-//  - Runs of pages for large requests come from the top of the same super
-//    blocks, not from super blocks kept for them; their pages count as full
-//    in the fill levels.
-//  - free() checks its pointer: outside the pool, not the start of a chunk,
-//    on an unsplit page, or a chunk whose bit is already clear raises
-//    kPoolBadFree and changes nothing.
-//
-// Forward progress. No thread waits for another, but for the lanes of a
-// coalesced group for their leader's grant (warp::handover), a lane of their
-// own warp whose search is bounded and waits for nobody. Every loop below
-// either has a bound that does not depend on other threads, or fails only
-// because another thread's atomic operation on the same word succeeded
-// (lock-free). The page "lock" of the paper (free line 12) is a try-lock:
-// who finds it taken treats the page as full and moves on; its holder does a
-// fixed number of steps. So the allocator is correct under independent
-// thread scheduling and for grids whose blocks are not all resident.
+// Steinberger et al. 2012) behind the raw API of the CMalloc family:
+// malloc(bytes) and free(p) in device and host code, 16-byte aligned memory,
+// an error flag. The pool is cut into pages of one chunk size each, grouped
+// into regions and super blocks with fill levels (Sec. 5.1, 5.4); a request
+// hashes to a start page (Eq. 3), reserves a chunk with one atomic add on a
+// page's counter and then claims a bit (Sec. 6.1). The layout, every
+// deviation from the paper and the forward-progress argument of each loop
+// are in docs/design/scatter.md.
 #pragma once
 
 #include <cstdint>
@@ -76,8 +24,20 @@ namespace dynasoar::scatter {
 using cmalloc::aligned_size;
 using cmalloc::kAlignment;
 
-/// Bytes of a page (Sec. 8 uses 4 KiB).
+// Tuning constants, fixed at compile time (the settings a pool chooses at
+// run time are in Options below).
+
+/// Bytes of a page (Sec. 8 uses 4 KiB): larger pages serve larger requests
+/// without a run of pages, at a longer bit field per page in the side table.
 inline constexpr std::uint32_t kPageBytes = 4096;
+/// Most times one page reset repeats itself (ScatterAlloc::reset): more
+/// leave fewer pages split but empty under churn, at a longer worst-case free.
+inline constexpr std::uint32_t kResetAttempts = 4;
+/// Downward passes of a search for a run of pages (ScatterAlloc::malloc_run):
+/// more find runs that concurrent searches skipped or freed meanwhile, at a
+/// longer search before a request that cannot be served fails.
+inline constexpr std::uint32_t kRunPasses = 4;
+
 /// Most chunks on a page: chunks of the smallest size, 16 bytes.
 inline constexpr std::uint32_t kMaxChunks = kPageBytes / kAlignment;
 /// 64-bit words of a page's bit field.
@@ -97,25 +57,27 @@ enum ScatterError : unsigned {
 /// pool is made.
 struct Options {
   /// Pages per super block (Sec. 8: 8 MiB super blocks of 4 KiB pages).
+  /// Larger super blocks give the searches that start in one more room, but
+  /// a nearly full one is searched region by region.
   std::uint32_t super_block_pages = 2048;
   /// Pages per region, whose count of full pages lets a search skip it
-  /// (Sec. 5.4; the paper gives no size). Must divide super_block_pages.
+  /// (Sec. 5.4; the paper gives no size): smaller regions skip more
+  /// precisely, at more counters to read. Must divide super_block_pages.
   std::uint32_t region_pages = 16;
   /// A page whose chunks are at most max_frag times the request serves it
-  /// (Alg. alloc line 3).
+  /// (Alg. alloc line 3): larger values find a page sooner, at more internal
+  /// fragmentation.
   std::uint32_t max_frag = 2;
   /// k_S of Eq. 3 (Sec. 8: 38183).
   std::uint32_t k_size = 38183;
   /// k_mp of Eq. 3 (Sec. 8: 17497).
   std::uint32_t k_mp = 17497;
-  /// Not in the paper: the search is spread out. The warps of one
-  /// multiprocessor start apart, each warp slot (%warpid) as many pages
-  /// further as a whole warp's requests of the size fill, and the regions
-  /// of a super block are visited in steps of a per-warp stride instead of
-  /// one after the other. Eq. 3 alone sends every warp of a multiprocessor
-  /// to one page, and a linear scan then walks past every page and region
-  /// that the warps before it filled. Off: Eq. 3 and a linear scan, close to that of the
-  /// paper.
+  /// Not in the paper: each warp slot (%warpid) of a multiprocessor starts
+  /// as many pages further as a warp's requests of the size fill, and visits
+  /// the regions of a super block in steps of a per-warp stride. Eq. 3 alone
+  /// sends every warp of a multiprocessor to one page, and a linear scan
+  /// then walks past every page the warps before it filled. Off: Eq. 3 and
+  /// a linear scan, as in the paper.
   bool spread = true;
   /// Serve the lanes of a warp that ask for the same size with one search
   /// and one reservation (malloc). Off: every lane for itself.
@@ -124,11 +86,9 @@ struct Options {
   /// mp starts in super block active + mp mod active_window (at most the
   /// pool's super blocks), so that the warps of a large GPU spread over
   /// this many super blocks instead of filling the paper's one active super
-  /// block, whose last free pages every search then walks to (Sec. 8, Fig. 2).
-  /// 1: the paper's single active super block. The default, 8 (64 MiB of
-  /// the default super blocks), was the best trade-off of 1, 4, 8, 16 and 32
-  /// on an H100 between the survey and two examples
-  /// (bench/results/2026-11-26-h100-scatter-window/).
+  /// block (Sec. 5.4). A wider window spreads the searches further, at a
+  /// slower fill of the pool to exhaustion; 1: the paper's single active
+  /// super block.
   std::uint32_t active_window = 8;
 };
 
@@ -175,10 +135,10 @@ struct ScatterAlloc {
   /// Added to a page's count while its chunk size is reset: every
   /// reservation then sees a full page.
   static constexpr std::uint32_t kLocked = 1u << 30;
-  /// Most times one reset repeats itself (see reset).
-  static constexpr std::uint32_t kResetAttempts = 4;
-  /// Downward passes of a search for a run of pages (see malloc_run).
-  static constexpr std::uint32_t kRunPasses = 4;
+  /// Most times one reset repeats itself (scatter::kResetAttempts).
+  static constexpr std::uint32_t kResetAttempts = scatter::kResetAttempts;
+  /// Downward passes of a search for a run of pages (scatter::kRunPasses).
+  static constexpr std::uint32_t kRunPasses = scatter::kRunPasses;
 
   std::uint64_t mem;            ///< address of page 0 (16-byte aligned)
   PageUsage* pages;             ///< the usage table, one entry per page
@@ -325,9 +285,8 @@ struct ScatterAlloc {
   DYNASOAR_HD static std::uint32_t region_step(std::uint32_t mp, std::uint32_t slot,
                                                std::uint32_t regions) {
     if (regions <= 2) return 1;
-    // 32-bit multiplicative hash: this runs on every search, and the 64-bit
-    // modulo of a 64-bit hash cost a one-lane warp a sizeable part of its
-    // search (ScatterAlloc's 16 B per-warp case).
+    // 32-bit multiplicative hash: this runs on every search, and a 64-bit
+    // modulo is a long instruction sequence on the GPU.
     std::uint32_t h = mp * 0x9E3779B1u + slot * 0x85EBCA77u;
     h ^= h >> 15;
     h *= 0x2C1B3C6Du;
@@ -365,10 +324,8 @@ struct ScatterAlloc {
   }
 
   /// The region of page `q` of a super block: a shift for the default
-  /// (power-of-two) regions. A search runs this and the other index
-  /// computations once each; a 32-bit division is some twenty instructions,
-  /// and a one-lane search issues little else (the 16 B one-per-warp case
-  /// executed eight of them per request: bench/results/2026-11-26-h100-scatter-window/).
+  /// (power-of-two) regions, since a 32-bit division is some twenty
+  /// instructions and a one-lane search issues little else.
   DYNASOAR_HD std::uint32_t region_of(std::uint32_t q) const {
     return region_shift < 32 ? q >> region_shift : q / region_pages;
   }
@@ -425,9 +382,8 @@ struct ScatterAlloc {
     for (;;) {
       const auto leader = static_cast<unsigned>(platform::ctz(remaining));
       const auto want = static_cast<std::uint32_t>(platform::popc(remaining));
-      // The leader's grant, packed into two words for warp::handover (which
-      // repeats the shuffle until the leader's mark is there: a barrier
-      // alone did not hold XMalloc's followers back on the H100).
+      // The leader's grant, packed into two words for warp::handover
+      // (platform/warp.h says why a barrier and a shuffle are not enough).
       std::uint64_t words[2] = {0, 0};
       if (lane == leader) {
         const Grant mine = find(size, want);
@@ -472,7 +428,7 @@ struct ScatterAlloc {
   /// The search of Alg. alloc over the super blocks, starting at this
   /// multiprocessor's super block of the active window (Sec. 5.4 has one
   /// active super block; Options::active_window). The first pass follows the fill levels: it skips
-  /// super blocks and regions that are 90% full. If it finds nothing, a second pass (not in the
+  /// super blocks and regions that are nine tenths full. If it finds nothing, a second pass (not in the
   /// paper) visits every page, so that counters that lag (see count_full) never hide a free chunk,
   /// and a third accepts any chunk size from the request up to a page. Bounded: at most three
   /// visits of every page.
@@ -541,9 +497,8 @@ struct ScatterAlloc {
     const std::uint32_t n = pages_in(s);
     const std::uint32_t regions = regions_in(s);
     // Region r of this super block is region first_region + r of the pool,
-    // with no division per region visited (a search passes several full
-    // regions, and a division was a good part of each step:
-    // bench/results/2026-11-26-h100-scatter-profile/).
+    // with no division per region visited: a search passes several full
+    // regions, and a division would be a good part of each step.
     std::uint32_t r = at.region;
     for (std::uint32_t k = 0; k < regions; ++k) {
       const std::uint32_t lo = r * region_pages;
@@ -638,16 +593,9 @@ struct ScatterAlloc {
   }
 
   /// Sec. 5.4: page q is full; it counts as one full page of its region and
-  /// super block. The flag makes the count exact: the counters change only
-  /// with a flip of the flag, whoever comes. (Deriving "full" from the
-  /// reservation count, as the paper's free does, drifts: reservations that
-  /// fail push the count above the chunks, so a free may not see the page
-  /// leave "full".) Frees that come between the filling reservation and its
-  /// flag (any number, if the filling thread is delayed) leave the page
-  /// counted while it has free chunks, until the next free of that page:
-  /// a hint, which find() treats as one. The filling thread keeps a chunk of
-  /// the page, so that next free exists and no flag outlives the pool's
-  /// last free.
+  /// super block. The counters change only with a flip of the page's flag,
+  /// so they do not drift as a count derived from the reservations would
+  /// (docs/design/scatter.md, "A flag per page keeps the fill levels exact").
   DYNASOAR_HD void count_full(std::uint32_t q) const {
     if (platform::atomic_exchange(&pages[q].counted_full, 1u) == 0u) add_full(q, 1, 1);
   }
@@ -669,12 +617,10 @@ struct ScatterAlloc {
   /// Only a chunk size is reset: run pages (whose word a reservation may have
   /// counted on while it read a stale size) are their owner's.
   ///
-  /// Not in the paper: a thread may split the page while it is locked (the
-  /// size was cleared already) and then meet the lock with its reservation;
-  /// it gives the reservation back without reaching 0, so no reset follows,
-  /// and the page would stay split with no chunk in use. If the unlock
-  /// brings the count to 0 and the page is split again, the reset is
-  /// repeated, at most kResetAttempts times (bounded).
+  /// Not in the paper: a thread that split the page while it was locked
+  /// gives its reservation back without a reset of its own, so a reset that
+  /// finds the page split again after its unlock repeats itself, at most
+  /// kResetAttempts times (bounded).
   DYNASOAR_HD void reset(std::uint32_t q) const {
     PageUsage& page = pages[q];
     for (std::uint32_t attempt = 0; attempt < kResetAttempts; ++attempt) {
@@ -741,13 +687,10 @@ struct ScatterAlloc {
   /// back, and the search goes on below that page. Up to kRunPasses
   /// downward passes (searches that run side by side push each other down,
   /// and runs freed above a search are found by a later pass), with a pause
-  /// between two: bounded by kRunPasses times the pages of the pool. Two
-  /// passes were too few once on a loaded two-core host (a conformance test
-  /// saw 2 of 160 runs of 32 pages fail in a pool of four times their size),
-  /// most likely because a claimer descheduled mid-claim sent the searches
-  /// beside it sliding down to the bottom of the pool. Under contention a request may still
-  /// fail although a run exists (other searches held its pages at the
-  /// moments it looked), but only after every pass met that.
+  /// between two: bounded by kRunPasses times the pages of the pool. Under
+  /// contention a request may still fail although a run exists (other
+  /// searches held its pages at the moments it looked), but only after every
+  /// pass met that.
   DYNASOAR_HD void* malloc_run(std::uint64_t n) const {
     const std::uint64_t need64 = (n + kPageBytes - 1) / kPageBytes;
     if (need64 > page_count) return fail();

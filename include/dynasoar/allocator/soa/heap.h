@@ -1,4 +1,4 @@
-// The lock-free core of the SOA heap (DynaSOAr paper Sec. 3.4-3.6, 4.2,
+// The lock-free core of the SOA heap (Springer & Masuhara 2019, Sec. 3.4-3.6, 4.2,
 // App. A.1-A.4): slot reservation and freeing in blocks, block
 // initialisation, block invalidation with rollback, and allocation with
 // warp-level request coalescing and bitmap rotation.
@@ -48,12 +48,23 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr word padding_bits(unsigned capacity) 
   return capacity >= kMaxSlots ? word{0} : ~((word{1} << capacity) - 1);
 }
 
+// Tuning: the switches below are chosen per heap (HeapOptions), the
+// constant after them at compile time.
+
 /// Tuning switches (the ablation of paper Fig. 12c switches the first two off).
 struct HeapOptions {
   bool coalesce = true;   ///< warp-level request coalescing (Sec. 4.2)
   bool rotate = true;     ///< rotate bitmap searches by warp and retry (Sec. 4.2)
-  int active_retries = 4; ///< searches for an active block before the slow path (Sec. 4.2)
+  /// Searches for an active block before a new block is taken (Sec. 4.2):
+  /// more fill partly used blocks, at longer searches while they are full.
+  int active_retries = 4;
 };
+
+/// Searches again, after one that found no slot, before `new` reports the
+/// heap full: more ride out longer moments in which another thread holds a
+/// block it took but has not made active yet, at a longer wait before a
+/// heap that is full says so.
+inline constexpr int kOutOfMemoryLooks = 4;
 
 /// Reasons for the error flag; the host handle turns them into messages.
 enum HeapError : unsigned {
@@ -129,9 +140,7 @@ struct HeapState {
     std::uint64_t result = 0;
     while (remaining > 0) {  // the same number of rounds in every lane of the group
       // The leader's block and the slots it got, handed over marked
-      // (warp::handover: the shuffle is repeated until the mark is there,
-      // since a barrier alone did not hold XMalloc's followers back on the
-      // H100; docs/design/xmalloc.md, "The handover").
+      // (warp::handover).
       std::uint64_t words[3] = {0, 0, 0};  // block; the slot mask's low and high halves
       if (lane == leader) {
         bit_index mine = kNoBit;
@@ -168,33 +177,22 @@ struct HeapState {
   /// slot of this heap (another heap's object, or not an object pointer),
   /// kHeapDoubleFree if its object was destroyed before (the slot's
   /// `destroyed` bit is set), its slot is free, its block was freed, or the
-  /// block now holds another class. Freeing such a pointer anyway set the bit
-  /// of a free block in the active bitmap, which later handed out slots of
-  /// blocks that other classes were given. Not detected: a slot that was
-  /// freed and has been taken by a new object of the same class (the pointer
-  /// is that object's; it is freed, and that object's own destroy is then
-  /// reported).
+  /// block now holds another class. Not detected: a slot that was freed and
+  /// has been taken by a new object of the same class (the pointer is that
+  /// object's; it is freed, and that object's own destroy is then reported).
   ///
-  /// Why a `destroyed` word and not the allocation bit alone: while another
-  /// thread deletes the emptied block (try_delete_block), its invalidation
-  /// sets every free slot's allocation bit, the freed one included, so a
-  /// second destroy at that moment looked like the free of a live object in
-  /// a full block. It then activated a block that was being freed, and a
-  /// later initialisation of that block waited for ever for its active bit
-  /// to clear (seen on the GPU: an object of a do-all that destroys itself
-  /// twice while its neighbours destroy themselves). The `destroyed` bit is
-  /// set by the first destroy and cleared only when a new object takes the
-  /// slot (claim_slots, initialize_block), never by an invalidation.
+  /// Why a `destroyed` word and not the allocation bit alone: a block's
+  /// deletion (try_delete_block) sets every free slot's allocation bit, so
+  /// a second destroy at that moment would look like the free of a live
+  /// object. The `destroyed` bit is set by the first destroy and cleared
+  /// only when a new object takes the slot (claim_slots, initialize_block).
   DYNASOAR_HD void deallocate(std::uint64_t pointer) const {
     const unsigned type = pointer_type(pointer);
     const unsigned slot = pointer_slot(pointer);
     // Every field of the heap this needs, read here at once: read where
-    // they were used, each came after a branch or an atomic (which the
+    // they are used, each would come after a branch or an atomic (which the
     // compiler does not move loads across), a chain of round trips ahead of
-    // the first atomic on every destroy's path. Read at once: 2^20 frees 4 %,
-    // wa-tor's shark update 6 % and the game of life's update 3 % faster
-    // (bench/results/2026-11-27-h100-state-reads/; the same in allocate
-    // raised its registers and slowed it).
+    // the first atomic on every destroy's path.
     const std::uint64_t base = blocks, bytes = block_bytes;
     BlockHeader* const hdrs = headers;
     const bit_index block_count = free_blocks.capacity();  // a bit per block
@@ -241,8 +239,9 @@ struct HeapState {
 
   // --- the steps ---------------------------------------------------------------------
 
-  /// Searches again after one that found no slot, before `new` fails.
-  static constexpr int kOutOfMemoryLooks = 4;
+  /// Searches again after one that found no slot, before `new` fails
+  /// (soa::kOutOfMemoryLooks).
+  static constexpr int kOutOfMemoryLooks = soa::kOutOfMemoryLooks;
 
   /// Leader of a group: reserves between 1 and `wanted` slots in one block of
   /// `type`; `block` is kNoBit when the heap is out of memory.
@@ -254,13 +253,9 @@ struct HeapState {
     // Not in the paper: after a claim on a block found in the active bitmap
     // failed (others filled it first), a group that wants at least half a
     // block takes a fresh block in the next round rather than searching
-    // again. With 2^20 threads allocating at once, a warp's leader searched
-    // the active bitmap about six times per allocation, most of them ending
-    // on a block that had just been filled
-    // (bench/results/2026-11-26-h100-alloc-profile/). Smaller groups keep
-    // searching: taking fresh blocks for them too left wa-tor 6 % and the
-    // game of life 9 % slower, we think from the partly filled blocks
-    // (bench/results/2026-11-26-h100-alloc-fresh/).
+    // again, since under heavy allocation such searches mostly end on
+    // blocks just filled. Smaller groups keep searching, so that they fill
+    // partly used blocks.
     const bool large = 2 * wanted >= cap;
     const int retries = options.active_retries;  // read once: the acquires below invalidate L1
     bool lost = false;
@@ -279,9 +274,7 @@ struct HeapState {
         // Nor while another thread has taken the last free block and not yet
         // made it active: wait until no block is being initialised and look
         // again, a few times (a block taken during our look may need
-        // another). Seen under compute-sanitizer racecheck, whose schedule
-        // stretches that window: a heap 8 blocks larger than its 20 000
-        // objects reported itself full. Progress: the threads counted run
+        // another). Progress: the threads counted run
         // initialize_block, which waits for no thread that waits here, and
         // every thread counts itself only for a bounded number of looks, so
         // the count reaches 0; a heap that is full reports it after
@@ -336,9 +329,8 @@ struct HeapState {
       const word mask = platform::rotl(candidates, rotation);
       // Acquire, not acq_rel: the slots' earlier objects and the block's
       // type (App. A.2) must be seen, but nothing this thread wrote before
-      // needs publishing. The release half compiled to a MEMBAR.ALL.GPU
-      // ahead of the atom, 11 % of the stall samples of wa-tor's fish update
-      // (bench/results/2026-11-27-h100-alloc-orders/).
+      // needs publishing, and a release half costs a fence ahead of the
+      // atomic.
       const word before = platform::atomic_fetch_or(bits, mask, platform::acquire);
       const word mine = mask & ~before;
       if (mine != 0) {
@@ -422,10 +414,9 @@ struct HeapState {
   /// other threads may have filled and emptied the block, deleted it, and
   /// initialised it for another class. Invalidating that block is harmless
   /// (it is rolled back or the block is empty), but its bitmaps are those of
-  /// the new class; using the caller's class corrupted them (found by the
-  /// SoaStress.TinyHeapBlocksChangeClassUnderContention test). Once our
-  /// fetch_or has set every free slot, the block cannot change class until
-  /// we roll back, so the class read then is the block's own.
+  /// the new class. Once our fetch_or has set every free slot, the block
+  /// cannot change class until we roll back, so the class read then is the
+  /// block's own.
   DYNASOAR_HD void try_delete_block(bit_index block) const {
     word* bits = &header(block)->allocation;
     for (;;) {

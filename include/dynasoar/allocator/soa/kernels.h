@@ -1,5 +1,5 @@
 // The kernels of SoaAllocatorHandle (soa_allocator_handle.h): the snapshot
-// and the do-all of parallel_do (paper Sec. 3.1, 3.7), parallel_new in whole
+// and the do-all of parallel_do (Springer & Masuhara 2019, Sec. 3.1, 3.7), parallel_new in whole
 // blocks, counting, and the header copy of the consistency check. Each is a
 // trivially copyable functor that platform::parallel_for or
 // parallel_workers runs on the device, or on the host threads in a host
@@ -20,23 +20,23 @@
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::soa {
-/// Threads per thread block of the do-all kernels (soa_allocator_handle.h).
-/// A do-all over few objects must still reach every multiprocessor: the
-/// kernel numbers its heap blocks' groups of threads across thread blocks
-/// first (DoAll::spread), so the first listed blocks land in different
-/// thread blocks whatever their size. 64-thread blocks did that by their
-/// number alone (256-thread blocks without the numbering left n-body on
-/// about 60 % of the multiprocessors; docs/history.md, "Do-all thread
-/// blocks"), but a device-sized grid of them is 4 224 thread blocks on an
-/// H100, launched by every do-all, even an empty one: 9.2 µs of GPU time per
-/// empty parallel_do in a 1 GiB heap against 6.8–7.8 µs with 128 threads
-/// (2 112 blocks). 256 threads saved more there (6.2–6.7 µs) but made the
-/// do-all over 2^24 objects 1.3× and wa-tor 9 % slower
-/// (bench/results/2026-11-26-h100-do-all-blocks/).
+/// Threads per thread block of the do-all kernels (soa/launch.h).
+/// Smaller blocks make the device-sized grid that every do-all launches,
+/// even an empty one, more thread blocks; larger ones slow large do-alls.
+/// A do-all over few objects reaches every multiprocessor whatever
+/// the size, since DoAll::spread numbers the threads across thread blocks.
 inline constexpr unsigned kDoAllBlockThreads = 128;
 }  // namespace dynasoar::soa
 
 namespace dynasoar::soa::detail {
+
+#if DYNASOAR_CUDA
+/// Threads per thread block of ListAndSnapshotBlocks: 32 warps, the most a
+/// thread block holds, whose containers' blocks take one place in the list
+/// together, so that the list keeps ascending runs as long as a thread
+/// block's share of the bitmap.
+inline constexpr unsigned kListThreads = 1024;
+#endif
 
 /// The snapshot (paper Sec. 3.1): copies the allocation bitmaps of the
 /// listed blocks to the snapshot list, entry k for list entry k, so that a
@@ -70,10 +70,6 @@ struct SnapshotBlocks {
 };
 
 #if DYNASOAR_CUDA
-/// Threads per thread block of ListAndSnapshotBlocks: 32 warps, whose
-/// containers' blocks take one place in the list together.
-inline constexpr unsigned kListThreads = 1024;
-
 /// The block list of one class and its snapshot in one kernel: the
 /// enumeration of the class's allocated-block bitmap where it takes a single
 /// step (Alg. 5 over the lowest level; every heap of up to 2^26 blocks),
@@ -84,16 +80,12 @@ inline constexpr unsigned kListThreads = 1024;
 /// their blocks, take their place in the list with one atomic add, and then
 /// each warp lists its containers in order: for each non-empty one, lane b
 /// lists and snapshots blocks b and b + 32 of it. So the list is in
-/// ascending order within each thread block's containers, as the separate
-/// enumeration's was within each warp's 32 containers. A place per
-/// container instead left the list in pieces of 64 blocks, and wa-tor and
-/// the game of life got 4 % slower, we think because their do-alls read
-/// neighbouring cells (bench/results/2026-11-26-h100-list-snapshot/). With
-/// the usual one or two containers per warp every block's
-/// snapshot has a lane of its own, as in SnapshotBlocks (the enumeration's
-/// one lane per container taking 64 snapshots one after another slowed the
-/// do-all over 2^20 objects 1.6x: bench/results/2026-11-25-h100-launches/);
-/// a large, mostly empty heap costs each warp only its share of the reads.
+/// ascending order within each thread block's containers, so that a do-all
+/// visits the blocks in long ascending runs. With the usual one or two
+/// containers per warp every block's snapshot has a lane of its own, as in
+/// SnapshotBlocks, rather than one lane taking a container's 64 snapshots
+/// one after another; a large, mostly empty heap costs each warp only its
+/// share of the reads.
 ///
 /// Item i of parallel_for_early<kListThreads> over warps * 32 items is lane
 /// i % 32 of warp i / 32; every thread of the launch must take exactly one
@@ -291,9 +283,8 @@ struct HostDoAll {
 /// parallel_new_indexed may leave the block's upper slots free) and writes
 /// its index to blocks[g], or kNoBit when no block is free (the second step then makes those objects
 /// one `new` at a time). Objects made one `new` at a time land where each
-/// warp's search leads, which left n-body's blocks half full and their
-/// slots scattered: its do-alls ran half-empty warps and device_do took the
-/// slow path for partial blocks.
+/// warp's search leads, in partly filled blocks with scattered slots, which
+/// later do-alls run with half-empty warps.
 struct ClaimFullBlocks {
   /// The heap (device memory) to take free blocks from.
   HeapState* state;

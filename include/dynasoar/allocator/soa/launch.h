@@ -57,9 +57,8 @@ void list_and_snapshot(HeapStorage<Registry>& heap, unsigned type, platform::Str
 
 /// Threads of a do-all kernel: a multiple of the class's capacity and of
 /// kDoAllBlockThreads (DoAll::spread permutes the threads of whole thread
-/// blocks), enough to fill the device; the block count is known only on
-/// the device. A grid sized by each kernel's occupancy was slower on the
-/// examples (docs/history.md, "Do-all grid").
+/// blocks), as many as the device holds at once; the block count is known
+/// only on the device, so the grid cannot be sized by it.
 inline std::size_t do_all_threads(bit_index num_blocks, unsigned cap) {
   const std::size_t want = platform::kCudaBuild ? platform::concurrent_threads() : platform::host_threads();
   const std::size_t needed = static_cast<std::size_t>(num_blocks) * cap;

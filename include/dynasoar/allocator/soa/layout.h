@@ -1,4 +1,4 @@
-// Block layout of the SOA heap (DynaSOAr paper Sec. 3.2-3.3), on top of the
+// Block layout of the SOA heap (Springer & Masuhara 2019, Sec. 3.2-3.3), on top of the
 // class model (model/class_model.h): how many objects a block of each
 // registered class holds, where each field's value lies inside a block, and
 // how large every block is.
@@ -36,14 +36,10 @@ inline constexpr std::uint64_t kArrayAlignment = 64;
 /// Every block starts on a 128-byte boundary (its size is a multiple of
 /// 128 bytes), and its data segment at its first byte: the block headers
 /// (HeapState::header) are an array of their own, not the block's first
-/// bytes as in the paper (Sec. 3.3). With a 64-byte header in front of the
-/// data, every other block's arrays started 64 bytes into a 128-byte line,
-/// and a warp's 128 bytes of one array then shared each of their two lines
-/// with bytes that no warp read at the time (the header, or another
-/// array's end). On an H100 that made a do-all over 2^24 objects of two
-/// floats 1.37x slower than the same walk over 128-byte aligned blocks, with
-/// no list and no header read at all (bench/results/2026-11-27-h200-do-all-entry/,
-/// generic.sh). The separate headers also take 32 bytes a block, not 64.
+/// bytes as in the paper (Sec. 3.3). A 64-byte header in front of the data
+/// would start every other block's arrays in the middle of a 128-byte line,
+/// which a warp's reads of one array then share with bytes no warp reads at
+/// the time (docs/design/heap.md, "Layout").
 inline constexpr std::uint64_t kBlockAlignment = 128;
 
 /// `x` rounded up to a multiple of `to`.

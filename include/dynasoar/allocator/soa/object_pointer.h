@@ -1,4 +1,4 @@
-// Object pointers of the SOA heap (DynaSOAr paper Sec. 3.3, Fig. 6): a T*
+// Object pointers of the SOA heap (Springer & Masuhara 2019, Sec. 3.3, Fig. 6): a T*
 // that is not the address of a T but packs where the object is.
 //
 //   bits 63..56  type id of the runtime class (instance-of checks, deallocation)

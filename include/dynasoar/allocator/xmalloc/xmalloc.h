@@ -1,81 +1,14 @@
 // XMalloc (Huang, Rodrigues, Jones, Buck and Hwu, "Scalable SIMD-parallel
-// memory allocation for many-core machines"; Huang et al. 2013) in front of an
-// underlying allocator, behind the raw API of the CMalloc family:
-// malloc(bytes) and free(p) in device and host code, 16-byte aligned
-// memory, an error flag. Two underlying allocators are provided:
-//
-//  - XMalloc, the back end: in front of our ScatterAlloc, on a pool of its
-//    own (the pool is the underlying allocator's, the queues' block numbers
-//    count from its start).
-//  - XMallocOnCudaMalloc: in front of CUDA's device malloc, the paper's own
-//    set-up (Sec. 3: it magnifies the CUDA SDK's allocator). Blocks lie
-//    wherever CUDA puts them; the queues number them from an anchor that the
-//    first queued block fixes (XMallocOn::number_of), and a block too far
-//    from it for a 32-bit number goes straight back to CUDA's malloc.
-//
-// Two stages in front of the underlying allocator, as in the paper:
-//
-//  - Coalescing (Sec. 5.1, Fig. 3-4). The lanes of a warp that ask for the
-//    same size of the same pool together (match_any, as ScatterAlloc groups
-//    them) are served by one block: their lowest lane takes a block for all
-//    of them, and every lane writes the header of its piece (compartment) in
-//    it. The block's header counts the pieces still in use; the free that
-//    brings the count to 0 gives the whole block back. A warp's pieces that
-//    are freed together take one atomic subtraction.
-//  - Buffering (Sec. 5.2, Fig. 7-9). Blocks come in kClasses size classes
-//    (32 bytes to a 4 KiB page, two classes per power of two). Each class has
-//    Options::queues bounded lock-free FIFOs of free blocks (the paper's
-//    buffers, with sequence-numbered messages): a block is taken from a
-//    queue first and from the underlying allocator when the queues are
-//    empty; a block whose last piece is freed goes to a queue, and to the
-//    underlying allocator when the queues are full.
-//  - Requests whose piece exceeds the largest class (over 4080 bytes) get a
-//    block of their own straight from the underlying allocator, and it goes
-//    straight back when freed (Sec. 5.1: large areas are reclaimed at once).
-//
-// Layout. Every piece is preceded by 16 bytes of header; its first 8 bytes
-// are the piece word: a tag (live or freed) and the piece's offset in its
-// block. The first piece starts at the block, and the other 8 bytes of its
-// header are the block word: the count of live pieces and the block's class.
-// So a block of n pieces of p bytes (header included) is n * p bytes, and a
-// warp's 16-byte requests fill a 1 KiB block exactly.
-//
-// Deviations from the paper (docs/design/xmalloc.md says why):
-//  - The lanes of one block ask for the same size; the paper sums different
-//    sizes into one block. Groups of a size whose pieces do not fit one
-//    class of the largest size are served in several blocks.
-//  - Piece headers are 16 bytes (the 16-byte alignment of this family), and
-//    the block header shares the first piece's.
-//  - A queue is chosen by a hash of the warp's index (the paper also mixes in
-//    the clock), and a malloc or free that finds its queue empty, full or
-//    contended tries the next ones, up to kQueueProbes queues, before the
-//    underlying allocator.
-//  - When the underlying allocator runs out, the queues are drained into it
-//    (their blocks may hold the pages another size needs) and the request
-//    is tried again, kReclaimRounds times at most, before it fails.
-//  - free() checks its pointer: outside the pool, misaligned, no live piece
-//    header in front of it, or a piece freed before raises kPoolBadFree and
-//    frees nothing. Not detected: a pointer freed before whose block has
-//    been handed out again with a piece at the same place.
-//
-// Forward progress. No thread waits for another thread's write, except a
-// follower of a coalesced malloc for the leaders of its group, lanes of the
-// same warp (so resident whenever the follower runs) whose work is bounded
-// and waits for nobody (malloc_coalesced). So a thread that is never scheduled (a
-// block of a grid that is not resident) holds nobody up. Every other loop
-// has a bound that does not depend on other threads (each says so where it
-// is): the queue probes (kQueueProbes), the move of an old tail into its
-// slot (kMoveAttempts, then the enqueue reports contention), the drain (the
-// queues' capacity) and the retries after a drain (kReclaimRounds). The
-// underlying ScatterAlloc's loops are bounded or lock-free (scatter_alloc.h);
-// CUDA's malloc gives no such statement, and XMallocOnCudaMalloc inherits
-// what it does.
-// The lanes of a group meet only right after the match_any that formed it
-// (shuffle, __syncwarp), and the one lane of a group that works while the
-// others wait (the leader taking a block) runs no warp-synchronous code
-// itself: the underlying allocator serves it on its one-lane path (see
-// attach). A thread that loses every race gets its memory from the
-// underlying allocator, or nullptr and the out-of-memory flag.
+// memory allocation for many-core machines"; Huang et al. 2013) in front of
+// an underlying allocator, behind the raw API of the CMalloc family:
+// malloc(bytes) and free(p) in device and host code, 16-byte aligned memory,
+// an error flag. The lanes of a warp that ask for the same size share one
+// block (coalescing, Sec. 5.1), and free blocks wait in bounded lock-free
+// queues per size class (buffering, Sec. 5.2). XMalloc, the back end, sits in
+// front of our ScatterAlloc on a pool of its own; XMallocOnCudaMalloc in
+// front of CUDA's device malloc, the paper's own set-up (Sec. 3). The block
+// and header layout, every deviation from the paper and the forward-progress
+// argument of each loop are in docs/design/xmalloc.md.
 #pragma once
 
 #include <algorithm>
@@ -97,6 +30,36 @@ namespace dynasoar::xmalloc {
 using cmalloc::aligned_size;
 using cmalloc::kAlignment;
 
+// Tuning constants, fixed at compile time (the settings a pool chooses at
+// run time are in BasicOptions below).
+
+/// Queues a malloc or free tries before the underlying allocator: more find
+/// queued blocks more often, at more queue reads before falling through.
+inline constexpr std::uint32_t kQueueProbes = 4;
+/// Times an allocation that the underlying allocator refuses drains the
+/// queues into it and asks again: more let queued blocks serve other sizes,
+/// at a longer wait before a request fails.
+inline constexpr std::uint32_t kReclaimRounds = 2;
+/// Compare-and-swaps an enqueue makes to move the old tail into its slot
+/// before it gives up and reports contention (XMallocOn::append): a bound
+/// that keeps an enqueue short whatever stale enqueues are in flight.
+inline constexpr std::uint32_t kMoveAttempts = 8;
+/// Over ScatterAlloc: attempts on one contended queue before the next. One:
+/// ScatterAlloc serves the others cheaply, and retries keep blocks in queues
+/// that only their own warps probe.
+inline constexpr std::uint32_t kScatterQueueAttempts = 1;
+/// Over ScatterAlloc: queues per size class by default, the paper's 16
+/// (Sec. 5.2). More hold more blocks for launch-wide bursts of one size, but
+/// spread the blocks that objects free where a malloc's probes miss them.
+inline constexpr std::uint32_t kScatterDefaultQueues = 16;
+/// Over CUDA's malloc: attempts on one contended queue before the next. Many:
+/// a launch that calls CUDA's malloc at all takes far longer than retries.
+inline constexpr std::uint32_t kCudaMallocQueueAttempts = 32;
+/// Over CUDA's malloc: queues per size class by default, so many that the
+/// warps of a large launch rarely share one and nearly none calls CUDA's
+/// malloc, at more memory for the queues.
+inline constexpr std::uint32_t kCudaMallocDefaultQueues = 8192;
+
 /// Bytes of header in front of every piece (the paper's compartment header
 /// is 8 bytes; 16 keep the pieces 16-byte aligned).
 inline constexpr std::uint32_t kHeaderBytes = 16;
@@ -104,14 +67,6 @@ inline constexpr std::uint32_t kHeaderBytes = 16;
 inline constexpr std::uint32_t kClasses = 15;
 /// The class of a block that bypasses the queues (a large request).
 inline constexpr std::uint32_t kLargeClass = 0xFF;
-/// Queues a malloc or free tries before the underlying allocator.
-inline constexpr std::uint32_t kQueueProbes = 4;
-/// Times an allocation that the underlying allocator refuses drains the
-/// queues into it and asks again.
-inline constexpr std::uint32_t kReclaimRounds = 2;
-/// Compare-and-swaps an enqueue makes to move the old tail into its slot
-/// before it gives up and reports contention (see XMalloc::append).
-inline constexpr std::uint32_t kMoveAttempts = 8;
 /// Tag of the piece word of a piece in use.
 inline constexpr std::uint32_t kLiveTag = 0x584D4C56u;
 /// Tag of the piece word of a piece that was freed.
@@ -147,24 +102,10 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
   static constexpr const char* kName = "XMalloc";     ///< name in messages
   static constexpr const char* kBackend = "xmalloc";  ///< the back end's build name
   /// Attempts a malloc or free makes on one queue while other threads'
-  /// operations on it succeed first (kContended): one. ScatterAlloc serves
-  /// the others cheaply and searches its whole pool; more attempts kept
-  /// more blocks in queues that only their own warps probe, and a test
-  /// whose pool is nearly full ran out with the blocks queued
-  /// (CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack, 2000 bytes).
-  static constexpr std::uint32_t kQueueAttempts = 1;
-  /// Queues per size class by default: the paper's 16 (Sec. 5.2). On the
-  /// examples' object churn more queues were far slower: wa-tor took
-  /// 34.7-36.5 s with 8192 queues, 21.1 s with 1024 of 64 slots, 9.7-10.3 s
-  /// with 64 or 256, and 4.2 s with 16; the soup 25.2-25.7 s and 4.1 s. Our
-  /// reading, without counters: a few lanes of a warp allocate at a time
-  /// and frees come from other warps, so many queues spread the freed
-  /// blocks where a malloc's four probes do not find them. The price is on
-  /// the survey, where every warp of a launch of 32 768 wants a block of
-  /// the same class: 16 B one per thread 0.209 against 0.077 ms, 1 KiB one
-  /// per thread 9.6 against 5.9 ms, one request per warp within 1.1x,
-  /// frees 1.5-2.4x slower (bench/results/2026-11-27-h100-xmalloc-pool/).
-  static constexpr std::uint32_t kDefaultQueues = 16;
+  /// operations on it succeed first (kContended): kScatterQueueAttempts.
+  static constexpr std::uint32_t kQueueAttempts = kScatterQueueAttempts;
+  /// Queues per size class by default: kScatterDefaultQueues.
+  static constexpr std::uint32_t kDefaultQueues = kScatterDefaultQueues;
 };
 /// CUDA's device malloc has no settings of its own.
 struct NoUnderlyingOptions {};
@@ -174,15 +115,11 @@ struct UnderlyingTraits<cmalloc::CudaMalloc> {
   using Options = NoUnderlyingOptions;                            ///< none
   static constexpr const char* kName = "XMallocOnCudaMalloc";     ///< name in messages
   static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";  ///< its kBackend (no back end)
-  /// 32: a warp that loses its races goes to CUDA's malloc, and a launch
-  /// that calls it at all takes milliseconds. (With 1024 queues, 32 warps
-  /// per queue in the survey's 16-byte case: 80 ms with one attempt, 50 ms
-  /// with 32; with the 8192 queues of today few warps meet on a queue.)
-  static constexpr std::uint32_t kQueueAttempts = 32;
-  /// Queues per size class by default: 8192, so that a launch of 32 768
-  /// warps puts 4 on each and nearly none calls CUDA's malloc (the survey's
-  /// 16-byte case: 0.046 ms against 51 ms with 1024 queues, dfcc143).
-  static constexpr std::uint32_t kDefaultQueues = 8192;
+  /// Attempts a malloc or free makes on one queue while other threads'
+  /// operations on it succeed first (kContended): kCudaMallocQueueAttempts.
+  static constexpr std::uint32_t kQueueAttempts = kCudaMallocQueueAttempts;
+  /// Queues per size class by default: kCudaMallocDefaultQueues.
+  static constexpr std::uint32_t kDefaultQueues = kCudaMallocDefaultQueues;
 };
 
 /// Settings of an XMalloc pool, read when the pool is made; `kQueues` is
@@ -192,11 +129,13 @@ template <class UnderOptions, std::uint32_t kQueues>
 struct BasicOptions {
   /// Queues (buffers) per size class (Sec. 5.2 uses 16 on a GPU of 15
   /// multiprocessors). Over ScatterAlloc 16 by default, over CUDA's malloc
-  /// 8192 (see UnderlyingTraits for why each). Rounded down to a power of
-  /// two.
+  /// 8192 (the tuning constants above say why each). Rounded down to a
+  /// power of two.
   std::uint32_t queues = kQueues;
-  /// Blocks one queue holds (the paper's 2^s). Rounded down to a power of
-  /// two, at least 2. Small pools get fewer queues and slots (geometry()).
+  /// Blocks one queue holds (the paper's 2^s): more keep more freed blocks
+  /// for later requests, at more blocks held away from other sizes. Rounded
+  /// down to a power of two, at least 2. Small pools get fewer queues and
+  /// slots (geometry()).
   std::uint32_t queue_slots = 16;
   /// Serve the lanes of a warp that ask for the same size with one block
   /// (Sec. 5.1). Off: a block per request (the paper's "no coalescing").
@@ -307,17 +246,10 @@ struct XMallocOn {
   /// settings ScatterAlloc refuses.
   ///
   /// An underlying ScatterAlloc runs without warp coalescing, whatever
-  /// `o.underlying.coalesce` says. Only the leader of a coalesced group asks
-  /// it, from a branch that the rest of the group waits behind, at the
-  /// shuffle that hands the block over. ScatterAlloc's coalesced path would
-  /// form a second group there from the lanes present (__activemask) and
-  /// run its own match_any and shuffles, with followers waiting on a leader
-  /// that runs a search: warp-synchronous code nested in another group's
-  /// divergent branch, the one place where the lanes of a mask could be at
-  /// different synchronising calls. The one-lane path has no warp
-  /// intrinsic, and it costs little: one request per group, not per lane.
-  /// (CUDA's malloc is one-lane code already.) It also runs with one active
-  /// super block, whatever `o.underlying.active_window` says (see below).
+  /// `o.underlying.coalesce` says: only a group's leader asks it, in a branch
+  /// the rest of the group waits behind, and warp-synchronous code there
+  /// could meet lanes parked at another synchronising call. It also runs
+  /// with one active super block, whatever `o.underlying.active_window` says.
   void attach(std::uint64_t pool, std::uint64_t pool_bytes, std::uint64_t* meta, const Options& o) {
     const std::string name = kName;
     if (pool_bytes < scatter::kPageBytes)
@@ -330,15 +262,9 @@ struct XMallocOn {
     if constexpr (kOnScatter) {
       scatter::Options underlying = o.underlying;
       underlying.coalesce = false;
-      // The paper's single active super block: with a window of 8,
-      // CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack failed 400-1 800
-      // of its requests in each of 24 runs on the H100 (not with 10 % more
-      // pool, still with 8 drains instead of 2), while ScatterAlloc alone
-      // passes the same whole-page churn with the same slack with either
-      // (CMallocScatter.WholePageChurnInATightPoolFindsEveryFreePage). The
-      // queues' part in it is not understood yet
-      // (bench/results/2026-11-26-h100-scatter-window/README.md; the same
-      // slack, 1.28 times the pages held at the peak).
+      // The paper's single active super block: with a wider window, churn
+      // in a nearly full pool fails requests that ScatterAlloc alone serves
+      // (docs/design/xmalloc.md, "The underlying allocator: ScatterAlloc").
       underlying.active_window = 1;
       under.attach(pool, pool_bytes, meta, underlying);
     }
@@ -378,8 +304,9 @@ struct XMallocOn {
   }
 
   /// Returns memory from malloc(); nullptr is ignored. A pointer that is no
-  /// live piece of this pool raises kPoolBadFree and frees nothing (see the
-  /// top of this file for what is not detected). Device and host.
+  /// live piece of this pool raises kPoolBadFree and frees nothing; not
+  /// detected: a pointer freed before whose block has been handed out again
+  /// with a piece at the same place. Device and host.
   DYNASOAR_HD void free(void* p) const {
     if (p == nullptr) return;
     const auto address = reinterpret_cast<std::uint64_t>(p);
@@ -587,25 +514,15 @@ struct XMallocOn {
   /// finds that another enqueue did first (kContended). Public so that tests
   /// can play a stalled enqueue; enqueue() is the one to call.
   ///
-  /// The slot of t holds message t - slots or older, which is dequeued
-  /// (held < slots), or t itself if another thread moved it already. Stale
-  /// enqueues also write this slot: one that read the tail when it was
-  /// message t - slots (or older) moves that message here, and if its
-  /// compare-and-swap lands between our read and ours, ours fails although
-  /// the slot holds an older message than t. So a failure is not "someone
-  /// moved t": we read the slot again and retry while it holds an older
-  /// message.
+  /// A failed move is retried while the slot holds a message older than t:
+  /// a stale enqueue may have moved an older message there between our read
+  /// and our compare-and-swap (docs/design/xmalloc.md, "The queues").
   ///
-  /// Forward progress: the slot's messages only get newer (every write
-  /// replaces an older message by a newer one), so each failure means that
-  /// another enqueue wrote the slot, and the loop never waits for a write:
-  /// its next compare-and-swap starts from what the slot holds. It is
-  /// still bounded by a constant, kMoveAttempts, so that its length does
-  /// not depend on how many stale enqueues other threads have in flight;
-  /// after that many failures it returns kContended with the tail
-  /// untouched. That is safe: nobody needs message t in its slot until the
-  /// tail has moved past t, and the enqueue that moves it will first move t
-  /// (this one, retried, or another).
+  /// Forward progress: the slot's messages only get newer, so each failure
+  /// is another enqueue's write, and the loop never waits for one. After
+  /// kMoveAttempts failures it returns kContended with the tail untouched,
+  /// which is safe: the enqueue that later moves the tail past t moves t
+  /// into its slot first.
   DYNASOAR_HD Outcome append(std::uint32_t qi, std::uint32_t payload, std::uint64_t t,
                              std::uint64_t seen) const {
     const std::uint32_t tail_seq = message_seq(t);
@@ -712,10 +629,7 @@ struct XMallocOn {
   /// Sec. 5.1 (Fig. 4): the lanes asking for `piece` bytes of this pool
   /// together share blocks of up to kLargestClass / piece pieces: the lowest
   /// lane of each share takes the block, hands it to the others
-  /// (warp::handover: a shuffle that is repeated until the word carries the
-  /// leader's mark, since a barrier alone let followers read the leader's
-  /// register before it held the block on the H100; docs/design/xmalloc.md,
-  /// "The handover"), and every lane writes its piece's header (the
+  /// (warp::handover), and every lane writes its piece's header (the
   /// arithmetic is share_of).
   ///
   /// Forward progress: a follower waits for the leaders of its group's

@@ -94,8 +94,8 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void for_each_set_bit_by_container(Bitmap::word
 /// - sparse batches: the warp walks its output entries 32 at a time; lane j
 ///   finds the container that holds entry j by a binary search over the
 ///   lanes' prefix sums (5 shuffles) and the bit by a rank-select in the
-///   container. This costs per entry written, not per container, so a 10 %
-///   full bitmap no longer spends 32 shuffle rounds on 6 entries each.
+///   container. This costs per entry written, not per container, so a
+///   sparse bitmap does not spend 32 shuffle rounds on a few entries each.
 /// Output order across warps is not defined.
 ///
 /// Every lane of a warp must call this (warp-uniform loop).
