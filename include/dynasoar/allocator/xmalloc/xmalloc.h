@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "dynasoar/allocator/xmalloc/block_queues.h"
 #include "dynasoar/allocator/cmalloc/bump_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
@@ -40,10 +41,6 @@ inline constexpr std::uint32_t kQueueProbes = 4;
 /// queues into it and asks again: more let queued blocks serve other sizes,
 /// at a longer wait before a request fails.
 inline constexpr std::uint32_t kReclaimRounds = 2;
-/// Compare-and-swaps an enqueue makes to move the old tail into its slot
-/// before it gives up and reports contention (XMallocOn::append): a bound
-/// that keeps an enqueue short whatever stale enqueues are in flight.
-inline constexpr std::uint32_t kMoveAttempts = 8;
 /// Over ScatterAlloc: attempts on one contended queue before the next. One:
 /// ScatterAlloc serves the others cheaply, and retries keep blocks in queues
 /// that only their own warps probe.
@@ -182,22 +179,15 @@ struct XMallocOn {
   using Options = BasicOptions<typename UnderlyingTraits<Under>::Options,
                                UnderlyingTraits<Under>::kDefaultQueues>;
 
-  /// Outcomes of one queue operation.
-  enum Outcome : unsigned {
-    kDone,       ///< the message was taken or put
-    kEmpty,      ///< dequeue: the queue held nothing
-    kFull,       ///< enqueue: the queue was full
-    kContended,  ///< another thread changed the queue meanwhile
-  };
+  /// Outcomes of one queue operation (BlockQueues::Outcome).
+  using Outcome = BlockQueues::Outcome;
 
   std::uint64_t mem;       ///< address of the pool (16-byte aligned); 0 on the device heap
   std::uint64_t bytes;     ///< bytes of the pool (of the device heap)
   Under under;             ///< the underlying allocator, on the same pool
   std::uint64_t* anchor;   ///< device heap: where block number 0 lies (0 until fixed)
-  std::uint64_t* heads;    ///< per queue 4 words: head number, tail message, 2 unused
-  std::uint64_t* messages; ///< per queue `slots` messages
+  BlockQueues buffers;     ///< the queues of free blocks, `queues` per class
   std::uint32_t queues;    ///< queues per class (a power of two)
-  std::uint32_t slots;     ///< messages per queue (a power of two)
   bool coalesce;           ///< see Options::coalesce
   unsigned* error;         ///< cmalloc::PoolError flags
 
@@ -234,8 +224,7 @@ struct XMallocOn {
   /// anchor yet.
   static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
     const Geometry g = geometry(bytes, o);
-    const std::uint64_t queues = std::uint64_t{kClasses} * g.queues;
-    return underlying_words(bytes, o) + 2 + 4 * queues + queues * g.slots;
+    return underlying_words(bytes, o) + 2 + BlockQueues::words(std::uint64_t{kClasses} * g.queues, g.slots);
   }
 
   /// Points the allocator at a pool of `bytes` at `pool` (over CUDA's
@@ -275,10 +264,8 @@ struct XMallocOn {
     mem = pool;
     bytes = pool_bytes;
     queues = g.queues;
-    slots = g.slots;
     anchor = meta + under_words + 1;
-    heads = meta + under_words + 2;
-    messages = heads + 4 * std::uint64_t{kClasses} * queues;
+    buffers = BlockQueues::over(meta + under_words + 2, std::uint64_t{kClasses} * queues, g.slots);
     coalesce = o.coalesce;
   }
 
@@ -351,7 +338,7 @@ struct XMallocOn {
     for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
       std::uint32_t payload = 0;
       const std::uint32_t qi = queue_of(k, first + i);
-      if (attempts([&] { return dequeue(qi, payload); }) == kDone) {
+      if (attempts([&] { return buffers.dequeue(qi, payload); }) == BlockQueues::kDone) {
         block = block_at(payload);
         break;
       }
@@ -417,19 +404,10 @@ struct XMallocOn {
   DYNASOAR_HD std::uint32_t queue_of(std::uint32_t k, std::uint32_t q) const {
     return k * queues + (q & (queues - 1));
   }
-  /// Blocks in queue `qi` (a snapshot; exact while no thread uses it).
-  DYNASOAR_HD std::uint32_t queue_size(std::uint32_t qi) const {
-    const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
-    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
-    return message_seq(t) + 1 - h;
-  }
   /// The address of the i-th block of queue qi, counted from its head
-  /// (i < queue_size(qi)); only while no thread uses the queue.
+  /// (i < buffers.size(qi)); only while no thread uses the queue.
   DYNASOAR_HD std::uint64_t queued_block(std::uint32_t qi, std::uint32_t i) const {
-    const std::uint32_t seq = platform::atomic_load(head_of(qi)) + i;
-    const std::uint64_t t = platform::atomic_load(tail_of(qi));
-    const std::uint64_t m = seq == message_seq(t) ? t : platform::atomic_load(slot_of(qi, seq));
-    return block_at(static_cast<std::uint32_t>(m));
+    return block_at(buffers.payload_at(qi, i));
   }
 
   /// The number of `block` in the queues' messages, in `number`: its offset
@@ -463,94 +441,14 @@ struct XMallocOn {
 
   /// Gives the blocks queue `qi` holds back to the underlying allocator (a
   /// pool on CUDA's device heap that goes: PoolHandle runs one per queue,
-  /// no other thread using the queues). Forward progress: at most `slots`
+  /// no other thread using the queues). Forward progress: at most `buffers.slots`
   /// dequeues, each one attempt.
   DYNASOAR_HD void drain_queue(std::uint32_t qi) const {
-    for (std::uint32_t i = 0; i < slots; ++i) {
+    for (std::uint32_t i = 0; i < buffers.slots; ++i) {
       std::uint32_t number = 0;
-      if (dequeue(qi, number) != kDone) break;
+      if (buffers.dequeue(qi, number) != BlockQueues::kDone) break;
       under.free(reinterpret_cast<void*>(block_at(number)));
     }
-  }
-
-  /// Fig. 8: takes the head message of queue qi into `payload` (kDone), or
-  /// says why not. One attempt: callers retry on kContended (attempts()).
-  DYNASOAR_HD Outcome dequeue(std::uint32_t qi, std::uint32_t& payload) const {
-    std::uint32_t* head = head_of(qi);
-    // Acquire: the block's last owner gave it back with a release (enqueue).
-    const std::uint32_t h = platform::atomic_load(head, platform::acquire);
-    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
-    const std::uint32_t tail_seq = message_seq(t);
-    if (tail_seq + 1 == h) return kEmpty;  // holds tail_seq - h + 1 messages
-    std::uint64_t m = t;
-    if (h != tail_seq) {
-      // The enqueue that moved the tail past h put message h into its slot
-      // first; a different sequence number there means h is stale.
-      m = platform::atomic_load(slot_of(qi, h), platform::acquire);
-      if (message_seq(m) != h) return kContended;
-    }
-    std::uint32_t expected = h;
-    if (!platform::atomic_compare_exchange(head, expected, h + 1, platform::acq_rel))
-      return kContended;  // another dequeue took message h
-    payload = static_cast<std::uint32_t>(m);
-    return kDone;
-  }
-
-  /// Fig. 9: appends `payload` to queue qi (kDone), or says why not. One
-  /// attempt: callers retry on kContended (attempts()), and move on at kFull.
-  DYNASOAR_HD Outcome enqueue(std::uint32_t qi, std::uint32_t payload) const {
-    const std::uint32_t h = platform::atomic_load(head_of(qi), platform::acquire);
-    const std::uint64_t t = platform::atomic_load(tail_of(qi), platform::acquire);
-    const std::uint32_t held = message_seq(t) + 1 - h;  // a stale h only makes it larger
-    if (held >= slots) return kFull;
-    // The old tail moves into the array, unless the queue is empty (then it
-    // was dequeued, and `seen` = t says that nothing needs to move).
-    return append(qi, payload, t, held != 0 ? slot_word(qi, t) : t);
-  }
-
-  /// The rest of an enqueue that read tail message `t` (of a queue that was
-  /// not full) and then `seen` in the slot of t: puts t into its slot, then
-  /// replaces the tail with message t + 1 carrying `payload` (kDone), or
-  /// finds that another enqueue did first (kContended). Public so that tests
-  /// can play a stalled enqueue; enqueue() is the one to call.
-  ///
-  /// A failed move is retried while the slot holds a message older than t:
-  /// a stale enqueue may have moved an older message there between our read
-  /// and our compare-and-swap (docs/design/xmalloc.md, "The queues").
-  ///
-  /// Forward progress: the slot's messages only get newer, so each failure
-  /// is another enqueue's write, and the loop never waits for one. After
-  /// kMoveAttempts failures it returns kContended with the tail untouched,
-  /// which is safe: the enqueue that later moves the tail past t moves t
-  /// into its slot first.
-  DYNASOAR_HD Outcome append(std::uint32_t qi, std::uint32_t payload, std::uint64_t t,
-                             std::uint64_t seen) const {
-    const std::uint32_t tail_seq = message_seq(t);
-    std::uint64_t* slot = slot_of(qi, tail_seq);
-    for (std::uint32_t attempt = 0;
-         static_cast<std::int32_t>(tail_seq - message_seq(seen)) > 0; ++attempt) {
-      if (attempt == kMoveAttempts) return kContended;
-      // Release: whoever dequeues message t from the slot sees the block as
-      // its enqueue left it (we read t with an acquire). A failure loads
-      // the slot's message into `seen`.
-      if (platform::atomic_compare_exchange(slot, seen, t, platform::release)) break;
-    }
-    std::uint64_t expected = t;
-    // Release: the block's contents and header, and the slot just written,
-    // come before any dequeue that takes this message.
-    return platform::atomic_compare_exchange(tail_of(qi), expected, message(tail_seq + 1, payload),
-                                             platform::acq_rel)
-               ? kDone
-               : kContended;
-  }
-
-  /// The tail message of queue qi as stored (for tests that play an enqueue's steps).
-  DYNASOAR_HD std::uint64_t tail_word(std::uint32_t qi) const {
-    return platform::atomic_load(tail_of(qi), platform::acquire);
-  }
-  /// What the slot of message `m` of queue qi holds now (the same).
-  DYNASOAR_HD std::uint64_t slot_word(std::uint32_t qi, std::uint64_t m) const {
-    return platform::atomic_load(slot_of(qi, message_seq(m)));
   }
 
  private:
@@ -570,24 +468,6 @@ struct XMallocOn {
     return base + std::uint64_t{number} * kAlignment;
   }
 
-  // A message: its sequence number plus one in the high half (so that the
-  // zeroed side table reads as empty queues whose slots hold older
-  // messages), a block number (its offset in 16-byte units) in the low half.
-  DYNASOAR_HD static std::uint64_t message(std::uint32_t seq, std::uint32_t payload) {
-    return (std::uint64_t{seq + 1} << 32) | payload;
-  }
-  DYNASOAR_HD static std::uint32_t message_seq(std::uint64_t m) {
-    return static_cast<std::uint32_t>(m >> 32) - 1;
-  }
-  DYNASOAR_HD std::uint32_t* head_of(std::uint32_t qi) const {
-    return reinterpret_cast<std::uint32_t*>(heads + 4 * std::uint64_t{qi});
-  }
-  DYNASOAR_HD std::uint64_t* tail_of(std::uint32_t qi) const {
-    return heads + 4 * std::uint64_t{qi} + 1;
-  }
-  DYNASOAR_HD std::uint64_t* slot_of(std::uint32_t qi, std::uint32_t seq) const {
-    return messages + std::uint64_t{qi} * slots + (seq & (slots - 1));
-  }
   DYNASOAR_HD static std::uint32_t* count_word(std::uint64_t block) {
     return reinterpret_cast<std::uint32_t*>(block + 8);
   }
@@ -616,7 +496,7 @@ struct XMallocOn {
   template <class Op>
   DYNASOAR_HD static Outcome attempts(Op op) {
     Outcome r = op();
-    for (std::uint32_t a = 1; a < kQueueAttempts && r == kContended; ++a) r = op();
+    for (std::uint32_t a = 1; a < kQueueAttempts && r == BlockQueues::kContended; ++a) r = op();
     return r;
   }
 
@@ -641,7 +521,7 @@ struct XMallocOn {
     // Lanes of different pools (told apart by their queues: pools on the
     // device heap share it) take different blocks.
     const warp::lane_mask group = warp::match_any(present, piece) &
-                                  warp::match_any(present, reinterpret_cast<std::uint64_t>(heads));
+                                  warp::match_any(present, reinterpret_cast<std::uint64_t>(buffers.heads));
     const Share s = share_of(group, warp::lane_id() % 32u, piece);
     // The leader's word: its block (0: none, the flag is raised), marked.
     std::uint64_t word[1] = {s.index == 0 ? new_block(piece, s.pieces) | warp::kHandedOver : 0};
@@ -721,7 +601,7 @@ struct XMallocOn {
       // enqueues each (attempts()), each enqueue bounded (append).
       for (std::uint32_t i = 0; i < kQueueProbes && i < queues; ++i) {
         const std::uint32_t qi = queue_of(k, first + i);
-        if (attempts([&] { return enqueue(qi, payload); }) == kDone) return;
+        if (attempts([&] { return buffers.enqueue(qi, payload); }) == BlockQueues::kDone) return;
       }
     }
     under.free(reinterpret_cast<void*>(block));
