@@ -448,109 +448,146 @@ struct CircularMalloc {
   /// (cmalloc::kFollowGranules).
   static constexpr std::uint32_t kFollowGranules = cmalloc::kFollowGranules;
 
+  /// Where one walk (Alg. 3) stands between its steps.
+  struct WalkState {
+    std::uint32_t heap;           ///< the walk's heap (home_heap)
+    std::uint32_t g;              ///< the chunk the walk is at
+    std::uint32_t next = 0;       ///< its successor, as try_claim read it
+    std::uint32_t prev = kNoChunk;  ///< the last chunk whose header was valid
+    std::uint32_t counted;        ///< the granule up to which `walked` counts the walk
+    std::uint64_t walked = 0;     ///< granules walked, the bound of two circles
+    std::uint64_t hops = 0;       ///< chunks visited (a group's leader gives up after kGroupHops)
+    std::uint32_t small = 0;      ///< free chunks passed because they were too small
+    unsigned restarts = 0;        ///< restarts from the offset or the heap's first chunk
+    unsigned jumps = 0;           ///< jumps to the offset (follow_offset)
+  };
+
   /// Alg. 3: walks the list from the home offset for a free chunk of at
   /// least `units` granules, takes it (split if too large) and returns its
   /// first granule; kNoChunk (and the error flag) after two circles (three
-  /// if it jumped; see below). With `end` (a group's leader) it gives up
-  /// after kGroupHops chunks and raises no flag; `end` receives the granule
-  /// after the chunk taken.
+  /// if it jumped; see follow_offset). With `end` (a group's leader) it
+  /// gives up after kGroupHops chunks and raises no flag; `end` receives
+  /// the granule after the chunk taken.
+  ///
+  /// Two circles: a full one can miss a chunk freed behind the walk. Jumps
+  /// happen only in a first circle, which is not counted: they skip chunks
+  /// that may have been freed since the offset passed them. A group's leader
+  /// gives up early, and its lanes walk one by one: that costs less than a
+  /// leader's search of a pool of millions of chunks for one that may not
+  /// exist. Forward progress: every step adds at least one granule to
+  /// `walked` (a jump the granules it skips), and a walk jumps at most
+  /// kMaxJumps times, so a walk ends after at most three circles.
   DYNASOAR_HD std::uint32_t walk(std::uint32_t units, std::uint32_t* end = nullptr) const {
-    const std::uint32_t heap = home_heap();
-    // Acquire: the header at the offset was written before the offset moved there.
-    std::uint32_t g = platform::atomic_load(&offsets[heap], platform::acquire);
-    std::uint32_t next = 0;
     DYNASOAR_CMALLOC_COUNT(kWalks);
-    unsigned restarts = 0, jumps = 0;
-    // Two circles: a full one can miss a chunk freed behind the walk. Jumps
-    // (below) happen only in a first circle, which is not counted: they skip
-    // chunks that may have been freed since the offset passed them.
-    // A group's leader gives up after kGroupHops chunks, and its lanes walk
-    // one by one: that costs less than a leader's search of a pool of
-    // millions of chunks for one that may not exist.
-    std::uint64_t hops = 0;
-    std::uint32_t small = 0;  // free chunks passed because they were too small
-    std::uint32_t prev = kNoChunk;  // the last chunk whose header was valid
-    std::uint32_t counted = g;      // the granule up to which `walked` counts the walk
-    for (std::uint64_t walked = 0; walked <= (jumps == 0 ? 2ull : 3ull) * granules;) {
+    WalkState w = start_walk();
+    while (w.walked <= (w.jumps == 0 ? 2ull : 3ull) * granules) {
       DYNASOAR_CMALLOC_COUNT(kHops);
-      if (end != nullptr && ++hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
+      if (end != nullptr && ++w.hops > (kMulti ? kGroupHops : kGroupHopsOneOffset)) break;
       // A chunk smaller than the request is passed unclaimed (kSmall).
-      Claim c = try_claim(g, next, units);
+      Claim c = try_claim(w.g, w.next, units);
       if (c == Claim::kInvalid) {
-        // A stale header: step back to the last valid header (below), or
-        // else start again from the offset, which has probably moved on, and
-        // every second time from the heap's first chunk, whose header is
-        // never absorbed. An offset that names a stale header is moved to
-        // the heap's first chunk, so that walks stop following it there.
-        DYNASOAR_CMALLOC_COUNT(kInvalid);
-        std::uint32_t expected = g;
-        if (platform::atomic_load(&offsets[heap]) == g)  // test first: the offset is a hot word
-          platform::atomic_compare_exchange(&offsets[heap], expected, heap_start(heap));
-        walked += 1;
-        // The chunk before was valid a moment ago, and a free that absorbs a
-        // chunk links its predecessor past it before it invalidates it: one
-        // step back usually finds the list again.
-        // The chunk stepped back to was counted up to `counted` when the
-        // walk left it; it now adds only what it grew by since, at least one
-        // granule: a walk that trails a merge on walk steps back at every
-        // chunk the merge absorbs, and counting the whole chunk each time
-        // would end its two circles early on a pool with room.
-        if (prev != kNoChunk) {
-          g = prev;  // `counted` stays where the walk left prev
-          prev = kNoChunk;
-          continue;
-        }
-        g = restarts++ % 2 == 0 ? platform::atomic_load(&offsets[heap], platform::acquire)
-                                : heap_start(heap);
-        counted = g;
+        recover_from_stale_header(w);
         continue;
       }
-      std::uint32_t size = g == granules - 1 ? 0 : next - g;
-      // Merge on walk: past merge_after_small small free chunks, one whose
-      // successor is free too is claimed and absorbs the free chunks after it.
-      if (c == Claim::kSmall && small++ >= merge_after_small && absorbable(next) && is_free(next) &&
-          try_claim(g, next) == Claim::kTaken) {
-        c = Claim::kTaken;
-        size = absorb_free_successors(g, next, units);
-      }
+      std::uint32_t size = w.g == granules - 1 ? 0 : w.next - w.g;
+      if (c == Claim::kSmall && merge_on_walk(w, units, size)) c = Claim::kTaken;
       if (c == Claim::kTaken) {
         if (units <= size) {
-          const std::uint32_t after = take(g, next, size, units, heap);
+          const std::uint32_t after = take(w.g, w.next, size, units, w.heap);
           if (end != nullptr) *end = after;
-          return g;
+          return w.g;
         }
-        release(g);  // too small
+        release(w.g);  // too small
       } else {
         DYNASOAR_CMALLOC_COUNT(kBusy);
-        // Not in Alg. 3: passing a chunk it cannot have, a walk follows the
-        // offset if it has moved far ahead meanwhile (kFollowGranules), since
-        // the chunks in between were taken by the walks that started with
-        // this one. A jump counts the granules it skips, a walk jumps at most
-        // kMaxJumps times and only in its first circle, and then still walks
-        // two full circles before it gives up, as without jumps.
-        if (jumps < kMaxJumps && walked < granules) {
-          const std::uint32_t o = platform::atomic_load(&offsets[heap], platform::acquire);
-          if (ahead(o, next) && distance(next, o) >= kFollowGranules) {
-            DYNASOAR_CMALLOC_COUNT(kJumps);
-            ++jumps;
-            walked += distance(g, o);
-            g = o;
-            counted = g;
-            continue;
-          }
-        }
+        if (follow_offset(w)) continue;
       }
-      // next - g (the chunk's size) on a step forward, which starts at
-      // `counted`; what the chunk grew by on a step back; one granule for
-      // the pool's last granule (next wraps to 0) or a chunk that did not grow.
-      walked += next > counted ? next - counted : 1;
-      prev = g;
-      counted = next;
-      g = next;
+      step_forward(w);
     }
     DYNASOAR_CMALLOC_COUNT(kFailedWalks);
     if (end == nullptr) fail();  // a group's leader falls back to per-lane walks instead
     return kNoChunk;
+  }
+
+  /// A walk's first step: at its heap's offset. Acquire: the header at the
+  /// offset was written before the offset moved there.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE WalkState start_walk() const {
+    WalkState w;
+    w.heap = home_heap();
+    w.g = platform::atomic_load(&offsets[w.heap], platform::acquire);
+    w.counted = w.g;
+    return w;
+  }
+
+  /// A stale header at w.g: step back to the last valid header, or else
+  /// start again from the offset, which has probably moved on, and every
+  /// second time from the heap's first chunk, whose header is never
+  /// absorbed. An offset that names a stale header is moved to the heap's
+  /// first chunk, so that walks stop following it there.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE void recover_from_stale_header(WalkState& w) const {
+    DYNASOAR_CMALLOC_COUNT(kInvalid);
+    std::uint32_t expected = w.g;
+    if (platform::atomic_load(&offsets[w.heap]) == w.g)  // test first: the offset is a hot word
+      platform::atomic_compare_exchange(&offsets[w.heap], expected, heap_start(w.heap));
+    w.walked += 1;
+    // The chunk before was valid a moment ago, and a free that absorbs a
+    // chunk links its predecessor past it before it invalidates it: one
+    // step back usually finds the list again. The chunk stepped back to was
+    // counted up to `counted` when the walk left it; it now adds only what
+    // it grew by since (step_forward), at least one granule: a walk that
+    // trails a merge on walk steps back at every chunk the merge absorbs,
+    // and counting the whole chunk each time would end its two circles
+    // early on a pool with room.
+    if (w.prev != kNoChunk) {
+      w.g = w.prev;  // `counted` stays where the walk left prev
+      w.prev = kNoChunk;
+      return;
+    }
+    w.g = w.restarts++ % 2 == 0 ? platform::atomic_load(&offsets[w.heap], platform::acquire)
+                                : heap_start(w.heap);
+    w.counted = w.g;
+  }
+
+  /// Merge on walk: past merge_after_small small free chunks, one whose
+  /// successor is free too is claimed and absorbs the free chunks after it
+  /// (absorb_free_successors). True if the walk now holds w.g, of `size`
+  /// granules.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE bool merge_on_walk(WalkState& w, std::uint32_t units,
+                                                      std::uint32_t& size) const {
+    if (w.small++ < merge_after_small || !absorbable(w.next) || !is_free(w.next) ||
+        try_claim(w.g, w.next) != Claim::kTaken)
+      return false;
+    size = absorb_free_successors(w.g, w.next, units);
+    return true;
+  }
+
+  /// Not in Alg. 3: passing a chunk it cannot have, a walk follows the
+  /// offset if it has moved far ahead meanwhile (kFollowGranules), since the
+  /// chunks in between were taken by the walks that started with this one.
+  /// A jump counts the granules it skips, a walk jumps at most kMaxJumps
+  /// times and only in its first circle, and then still walks two full
+  /// circles before it gives up, as without jumps. True if it jumped.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE bool follow_offset(WalkState& w) const {
+    if (w.jumps >= kMaxJumps || w.walked >= granules) return false;
+    const std::uint32_t o = platform::atomic_load(&offsets[w.heap], platform::acquire);
+    if (!ahead(o, w.next) || distance(w.next, o) < kFollowGranules) return false;
+    DYNASOAR_CMALLOC_COUNT(kJumps);
+    ++w.jumps;
+    w.walked += distance(w.g, o);
+    w.g = o;
+    w.counted = w.g;
+    return true;
+  }
+
+  /// On to the next chunk. `walked` grows by next - g (the chunk's size) on
+  /// a step forward, which starts at `counted`; by what the chunk grew on a
+  /// step back; by one granule for the pool's last granule (next wraps to
+  /// 0) or a chunk that did not grow.
+  DYNASOAR_HD DYNASOAR_FORCEINLINE void step_forward(WalkState& w) const {
+    w.walked += w.next > w.counted ? w.next - w.counted : 1;
+    w.prev = w.g;
+    w.counted = w.next;
+    w.g = w.next;
   }
 
   /// Merge on walk (not in Vinkler & Havran 2014): a walk that holds a free chunk too
