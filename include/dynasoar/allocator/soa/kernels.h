@@ -169,6 +169,25 @@ constexpr std::size_t do_all_spread_unit(std::size_t capacity) {
   return kDoAllBlockThreads % lcm == 0 ? lcm : 32;
 }
 
+/// What both do-all kernels (DoAll, HostDoAll) read: the heap, the class's
+/// block list and the snapshot of each entry, the method's arguments, and
+/// the watchdog's counters.
+template <class Pack>
+struct DoAllInput {
+  /// Address of block 0 of the heap.
+  std::uint64_t heap_base;
+  /// Bytes of every block.
+  std::uint64_t block_bytes;
+  /// The class's block list (device memory; host memory in a host build).
+  const bit_index* blocks;
+  /// The snapshot of each list entry (SnapshotBlocks), read with the entry.
+  const word* snapshots;
+  /// The method's arguments, copied into the kernel parameters.
+  Pack args;
+  /// The watchdog's progress counters (platform::count_finished), or null.
+  unsigned long long* progress = nullptr;
+};
+
 /// The do-all kernel (paper Sec. 3.7): thread t takes slot t % kCapacity of
 /// blocks t / kCapacity, t / kCapacity + stride, ... of the block list, so
 /// consecutive threads work on consecutive slots of one block. The grid is
@@ -181,22 +200,10 @@ constexpr std::size_t do_all_spread_unit(std::size_t capacity) {
 /// bits, which lets the compiler see that). The heap's base address and
 /// block size travel in the kernel parameters.
 template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
-struct DoAll {
-  /// Address of block 0 of the heap.
-  std::uint64_t heap_base;
-  /// Bytes of every block.
-  std::uint64_t block_bytes;
-  /// The class's block list (device memory).
-  const bit_index* blocks;
-  /// The snapshot of each list entry (SnapshotBlocks), read with the entry.
-  const word* snapshots;
+struct DoAll : DoAllInput<Pack> {
   /// Number of entries of `blocks` (device memory, read when the kernel runs).
   const bit_index* count;
   std::size_t threads;  ///< Threads of the grid: a multiple of kCapacity and of kDoAllBlockThreads.
-  /// The method's arguments, copied into the kernel parameters.
-  Pack args;
-  /// The watchdog's progress counters (platform::count_finished), or null.
-  unsigned long long* progress = nullptr;
 
   /// Item i's share of the do-all: with t = spread(i), slot t % kCapacity
   /// of every stride-th listed block.
@@ -207,16 +214,16 @@ struct DoAll {
     const std::size_t n = *count;
     unsigned finished = 0;  // not yet added to the watchdog's counters
     for (std::size_t k = t / kCapacity; k < n; k += stride) {
-      if (((snapshots[k] >> slot) & 1u) == 0) continue;
-      const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
+      if (((this->snapshots[k] >> slot) & 1u) == 0) continue;
+      const std::uint64_t block = block_at(this->heap_base, this->block_bytes, this->blocks[k]);
       T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
-      args.apply([&](const auto&... a) { (obj->*Method)(a...); });
-      if (progress != nullptr && ++finished == platform::kProgressBatch) {
-        platform::count_finished(progress, finished);
+      this->args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+      if (this->progress != nullptr && ++finished == platform::kProgressBatch) {
+        platform::count_finished(this->progress, finished);
         finished = 0;
       }
     }
-    if (finished != 0) platform::count_finished(progress, finished);
+    if (finished != 0) platform::count_finished(this->progress, finished);
   }
 
   /// Threads that spread() keeps together: the whole groups of threads that
@@ -230,7 +237,7 @@ struct DoAll {
   /// all a small do-all has, go to different thread blocks and so to every
   /// multiprocessor, while the threads of one heap block stay in one thread
   /// block. A permutation of [0, threads), since threads is a multiple of
-  /// kDoAllBlockThreads (SoaAllocatorHandle::do_all_threads).
+  /// kDoAllBlockThreads (soa::do_all_threads).
   DYNASOAR_HD std::size_t spread(std::size_t i) const {
     const std::size_t thread_blocks = threads / kDoAllBlockThreads;
     const std::size_t thread_block = i / kDoAllBlockThreads, within = i % kDoAllBlockThreads;
@@ -241,37 +248,26 @@ static_assert(kDoAllBlockThreads % 32 == 0, "DoAll::spread keeps whole warps");
 
 #if !DYNASOAR_CUDA
 /// The host build's do-all over the block list entries [begin, end) (one
-/// chunk of SoaAllocatorHandle::host_do_all): the objects of the snapshot, block by
+/// chunk of a host build's soa::do_all): the objects of the snapshot, block by
 /// block, each block's slots in ascending order. One thread takes whole
 /// blocks; the device's slot-per-thread mapping serves coalescing, which a
 /// CPU core does not need. The snapshot does not change during a do-all, so
 /// it is read once per block.
 template <class T, auto Method, class Pack, unsigned kType, unsigned kCapacity>
-struct HostDoAll {
-  /// Address of block 0 of the heap.
-  std::uint64_t heap_base;
-  /// Bytes of every block.
-  std::uint64_t block_bytes;
-  /// The class's block list (host memory in this build).
-  const bit_index* blocks;
-  /// The snapshot of each list entry (SnapshotBlocks).
-  const word* snapshots;
-  /// The method's arguments.
-  Pack args;
-  /// The watchdog's progress counters, or null; added to once per block.
-  unsigned long long* progress = nullptr;
+struct HostDoAll : DoAllInput<Pack> {
 
   /// Runs the method on the snapshot's objects of list entries [begin, end). Host only.
   void operator()(std::size_t begin, std::size_t end) const {
+    // The watchdog's counters are added to once per block.
     for (std::size_t k = begin; k < end; ++k) {
-      const std::uint64_t block = block_at(heap_base, block_bytes, blocks[k]);
-      const word snapshot = snapshots[k] & platform::low_bits(kCapacity);
+      const std::uint64_t block = block_at(this->heap_base, this->block_bytes, this->blocks[k]);
+      const word snapshot = this->snapshots[k] & platform::low_bits(kCapacity);
       for (word live = snapshot; live != 0; live &= live - 1) {
         const auto slot = static_cast<unsigned>(platform::ctz(live));
         T* obj = reinterpret_cast<T*>(make_pointer(block, slot, kCapacity, kType));
-        args.apply([&](const auto&... a) { (obj->*Method)(a...); });
+        this->args.apply([&](const auto&... a) { (obj->*Method)(a...); });
       }
-      platform::count_finished(progress, static_cast<unsigned>(platform::popc(snapshot)));
+      platform::count_finished(this->progress, static_cast<unsigned>(platform::popc(snapshot)));
     }
   }
 };

@@ -80,16 +80,17 @@ void do_all(HeapStorage<Registry>& heap, const Pack& pack, unsigned long long* p
   const std::size_t threads = do_all_threads(heap.num_blocks(), kCap);
   platform::parallel_for_early<kDoAllBlockThreads>(
       threads,
-      detail::DoAll<T, Method, Pack, kType, kCap>{heap.base(), kBlockBytes, heap.block_list(kType),
-                                                  heap.snapshot_list(kType), heap.block_count(kType).get(),
-                                                  threads, pack, progress},
+      detail::DoAll<T, Method, Pack, kType, kCap>{
+          {heap.base(), kBlockBytes, heap.block_list(kType), heap.snapshot_list(kType), pack, progress},
+          heap.block_count(kType).get(),
+          threads},
       s);
 #else
   const bit_index n = heap.block_count(kType).read(s);
   platform::host_parallel_chunks(
       n, platform::host_chunk_count(static_cast<std::size_t>(n) * kCap, platform::kHostDoAllGrain),
-      detail::HostDoAll<T, Method, Pack, kType, kCap>{heap.base(), kBlockBytes, heap.block_list(kType),
-                                                      heap.snapshot_list(kType), pack, progress});
+      detail::HostDoAll<T, Method, Pack, kType, kCap>{
+          {heap.base(), kBlockBytes, heap.block_list(kType), heap.snapshot_list(kType), pack, progress}});
 #endif
 }
 
