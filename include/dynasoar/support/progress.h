@@ -19,7 +19,7 @@ namespace dynasoar::support {
 
 /// When Progress prints a line and what the line holds.
 struct ProgressOptions {
-  /// Starts every line: "wa-tor: step 120 / 1000, ..." (nothing if empty).
+  /// Starts every line: "NAME: step ..." (no prefix if empty).
   std::string name;
   /// Steps of the whole run, shown after the step and used for the time
   /// left; 0 if not known (no total, no time left).
@@ -36,10 +36,11 @@ struct ProgressOptions {
   bool rate = true;
 };
 
-/// Prints progress lines for a loop of steps:
+/// Prints progress lines for a loop of steps, of the form
 ///
-///     wa-tor: step 1200 / 5000, 41.5 steps/s, 1 min 32 s left, fish 10432
+///     NAME: step S / TOTAL, RATE steps/s, TIME left, LABEL VALUE, ...
 ///
+/// (TIME as "42 s", "1 min 32 s" or "3 h 5 min").
 /// Call step(s) after each step. The rate is that of the steps since the
 /// previous line, the time left assumes it stays so. It counts host time:
 /// in a CUDA build a step that only queues kernels returns before the GPU
