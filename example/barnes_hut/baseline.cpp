@@ -19,11 +19,11 @@
 #include "example/barnes_hut/barnes_hut.h"
 #include "example/barnes_hut/rules.h"
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example::barnes_hut {
 namespace {
@@ -321,7 +321,7 @@ RunReport run(const Config& c) {
   const ForceParams forces = force_params(c.physics, c.bodies);
 
   // The tree for the current positions; returns the number of cells.
-  PhaseTimer* timing = nullptr;
+  support::PhaseTimer* timing = nullptr;
   const auto mark = [&](const char* phase) {
     if (timing != nullptr) timing->mark(phase);
   };
@@ -365,7 +365,7 @@ RunReport run(const Config& c) {
     f.cells = out.to_vector(stream);
     return f;
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   timing = &timer;
   run_steps(c, timer, [&](int) {
     platform::parallel_for(n, Forces{a, forces}, stream);

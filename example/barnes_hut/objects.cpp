@@ -51,11 +51,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/barnes_hut/barnes_hut.h"
 #include "example/barnes_hut/rules.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 
 namespace dynasoar::example::barnes_hut {
@@ -486,7 +486,7 @@ RunReport run(const Config& c) {
 
   // Steps 3 to 7 of a step (the build at the start is the same with every
   // body homeless). Returns the rounds of settle and refine.
-  PhaseTimer* timing = nullptr;
+  support::PhaseTimer* timing = nullptr;
   const auto mark = [&](const char* phase) {
     if (timing != nullptr) timing->mark(phase);
   };
@@ -538,7 +538,7 @@ RunReport run(const Config& c) {
     f.cells = out.to_vector(stream);
     return f;
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   const double enumeration_before = enumeration_seconds(heap);
   int rounds = 0, most_rounds = 0;
   timing = &timer;

@@ -11,6 +11,7 @@
 
 #include "dynasoar/platform/error.h"
 #include "dynasoar/platform/watchdog_base.h"
+#include "dynasoar/support/progress.h"
 
 namespace dynasoar::example {
 
@@ -85,14 +86,14 @@ void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step) {
 std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o) {
   if (o.quiet) return [](int) {};  // on stderr: --json output stays clean
-  auto last = std::make_shared<std::chrono::steady_clock::time_point>(
-      std::chrono::steady_clock::now());
-  return [name, steps, last](int step) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - *last < std::chrono::seconds(1)) return;
-    *last = now;
-    std::cerr << name << ": step " << step << " / " << steps << "\n";
-  };
+  // The plain line "name: step s / n", once a second: bench/examples' scripts read it.
+  support::ProgressOptions p;
+  p.name = name;
+  p.total_steps = steps;
+  p.every_seconds = 1.0;
+  p.rate = false;
+  auto progress = std::make_shared<support::Progress>(p, std::cerr);
+  return [progress](int step) { progress->step(step); };
 }
 
 int finish(const RunReport& r, const CommonOptions& o) {

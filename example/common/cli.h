@@ -1,5 +1,6 @@
 // Command-line options every example shares (CLI11), progress output on
-// long runs, and the end of a run: print the report, compare the checksum.
+// long runs (dynasoar/support/progress.h), and the end of a run: print the
+// report, compare the checksum.
 // Host code only (no CUDA): each example's main() is compiled by the host
 // compiler and calls into its simulation, which nvcc compiles.
 #pragma once
@@ -49,8 +50,8 @@ CLI::Validator unsigned_number();
 void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step = true);
 
 /// A step callback that prints "name: step s / n" to stderr at most once a
-/// second (nothing with --quiet; with --json the report goes to stdout, so
-/// progress on stderr does not disturb it).
+/// second (support::Progress without its rate; nothing with --quiet; with
+/// --json the report goes to stdout, so progress on stderr does not disturb it).
 std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o);
 

@@ -1,7 +1,7 @@
 // The step loop every simulation shares, on the heap and in its baseline.
 #pragma once
 
-#include "example/common/phase_timer.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example {
 
@@ -20,7 +20,7 @@ bool frame_due(const Config& c, int step) {
 /// `c.on_step(s)` (progress output), if set, follows it. Returns once every
 /// step is queued: the timer's totals wait for the work.
 template <class Config, class Step, class SendFrame>
-void run_steps(const Config& c, PhaseTimer& timer, Step&& step, SendFrame&& send_frame) {
+void run_steps(const Config& c, support::PhaseTimer& timer, Step&& step, SendFrame&& send_frame) {
   if (frame_due(c, 0)) send_frame(0);
   timer.start();
   for (int s = 1; s <= c.steps; ++s) {

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
@@ -16,6 +15,7 @@
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example::gol {
 namespace {
@@ -63,7 +63,7 @@ RunReport run(const Config& c) {
     mark_candidates(f);
     c.on_frame(f);
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   run_steps(c, timer, [&](int) {
     platform::parallel_for(n, Step{grid, now, next}, stream);
     timer.mark("step");

@@ -17,9 +17,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/gol/gol.h"
 #include "example/gol/initial.h"
@@ -194,7 +194,7 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::write_frame>(states.data());
     c.on_frame(Frame{step, c.width, c.height, states.to_vector(heap.stream())});
   };
-  PhaseTimer timer(heap.stream());
+  support::PhaseTimer timer(heap.stream());
   run_steps(c, timer, [&](int step) {
     const World w{grid, cells.index(), heap.device()};
     heap.parallel_do_async<Alive, &Alive::prepare>(w);

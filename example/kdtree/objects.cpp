@@ -30,9 +30,9 @@
 #include <utility>
 #include <vector>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
-#include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"
 #include "example/kdtree/rules.h"
 #include "example/kdtree/warp_group.h"
@@ -533,7 +533,7 @@ RunReport run(const Config& c) {
   counters.copy_from_host(&init, 1, 0, stream);
   platform::synchronize(stream);
 
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   const double enumeration_before = enumeration_seconds(heap);
   timer.start();
   try {

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"
 #include "example/kdtree/rules.h"
 #include "example/kdtree/warp_group.h"
@@ -282,7 +282,7 @@ RunReport run(const Config& c) {
     }
   };
 
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   timer.start();
   platform::parallel_for(1, MakeRoot{pool.device(), nodes.data(), scene, static_cast<int>(n)},
                          stream);

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example::nbody {
 namespace {
@@ -176,7 +176,7 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, WriteFrame{a, c.physics, c.seed, bodies.data()}, stream);
     c.on_frame(Frame{step, c.collisions, bodies.to_vector(stream)});
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   run_steps(c, timer, [&](int) {
     if (c.collisions)
       platform::parallel_for(n, Forces<true>{a, c.physics}, stream);

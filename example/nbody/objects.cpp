@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
@@ -161,7 +161,7 @@ RunReport run(const Config& c) {
     heap.parallel_do<Body, &Body::write_frame>(bodies.data(), c.physics, c.seed);
     c.on_frame(Frame{step, c.collisions, bodies.to_vector(heap.stream())});
   };
-  PhaseTimer timer(heap.stream());
+  support::PhaseTimer timer(heap.stream());
   run_steps(c, timer, [&](int) {
     const World w{c.physics, heap.device()};
     heap.parallel_do_async<Body, &Body::compute_force>(w);

@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/sugarscape/rules.h"
 #include "example/sugarscape/sugarscape.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example::sugarscape {
 namespace {
@@ -299,7 +299,7 @@ RunReport run(const Config& c) {
     platform::parallel_for(n, WriteFrame{a, bytes.data()}, stream);
     c.on_frame(Frame{step, c.width, c.height, bytes.to_vector(stream)});
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   run_steps(c, timer, [&](int step) {
     grid.step = step;
     platform::parallel_for(n, Grow{a}, stream);

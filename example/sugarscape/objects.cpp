@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/sugarscape/rules.h"
 #include "example/sugarscape/sugarscape.h"
@@ -266,7 +266,7 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::write_frame>(bytes.data());
     c.on_frame(Frame{step, c.width, c.height, bytes.to_vector(heap.stream())});
   };
-  PhaseTimer timer(heap.stream());
+  support::PhaseTimer timer(heap.stream());
   const double enumeration_before = enumeration_seconds(heap);
   run_steps(c, timer, [&](int step) {
     grid.step = step;

@@ -2,42 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
-#include <stdexcept>
 
 namespace dynasoar::example::viewer {
-
-void Canvas::resize(int width, int height) {
-  if (width < 0 || height < 0) throw std::invalid_argument("canvas: negative size");
-  width_ = width;
-  height_ = height;
-  pixels_.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4, 0);
-  fill(Rgba{0, 0, 0, 255});
-}
-
-void Canvas::fill(Rgba c) { fill_rect(0, 0, width_, height_, c); }
-
-void Canvas::set(int x, int y, Rgba c) {
-  if (x < 0 || y < 0 || x >= width_ || y >= height_) return;
-  std::uint8_t* p = &pixels_[(static_cast<std::size_t>(y) * width_ + x) * 4];
-  p[0] = c.r;
-  p[1] = c.g;
-  p[2] = c.b;
-  p[3] = c.a;
-}
-
-Rgba Canvas::at(int x, int y) const {
-  if (x < 0 || y < 0 || x >= width_ || y >= height_)
-    throw std::out_of_range("canvas: pixel outside");
-  const std::uint8_t* p = &pixels_[(static_cast<std::size_t>(y) * width_ + x) * 4];
-  return Rgba{p[0], p[1], p[2], p[3]};
-}
 
 void Canvas::fill_rect(int x0, int y0, int x1, int y1, Rgba c) {
   x0 = std::max(x0, 0);
   y0 = std::max(y0, 0);
-  x1 = std::min(x1, width_);
-  y1 = std::min(y1, height_);
+  x1 = std::min(x1, width());
+  y1 = std::min(y1, height());
   for (int y = y0; y < y1; ++y)
     for (int x = x0; x < x1; ++x) set(x, y, c);
 }
@@ -49,8 +23,8 @@ void Canvas::disc(float cx, float cy, float radius, Rgba c) {
   const int y0 = static_cast<int>(std::floor(cy - radius)),
             y1 = static_cast<int>(std::ceil(cy + radius));
   const float r2 = radius * radius;
-  for (int y = std::max(y0, 0); y <= std::min(y1, height_ - 1); ++y)
-    for (int x = std::max(x0, 0); x <= std::min(x1, width_ - 1); ++x) {
+  for (int y = std::max(y0, 0); y <= std::min(y1, height() - 1); ++y)
+    for (int x = std::max(x0, 0); x <= std::min(x1, width() - 1); ++x) {
       const float dx = static_cast<float>(x) + 0.5f - cx, dy = static_cast<float>(y) + 0.5f - cy;
       if (dx * dx + dy * dy <= r2) set(x, y, c);
     }
@@ -82,10 +56,11 @@ std::uint64_t Canvas::checksum() const {
     h *= 0x100000001b3ull;
   };
   for (int shift = 0; shift < 32; shift += 8) {
-    add(static_cast<std::uint8_t>(static_cast<unsigned>(width_) >> shift));
-    add(static_cast<std::uint8_t>(static_cast<unsigned>(height_) >> shift));
+    add(static_cast<std::uint8_t>(static_cast<unsigned>(width()) >> shift));
+    add(static_cast<std::uint8_t>(static_cast<unsigned>(height()) >> shift));
   }
-  for (std::uint8_t byte : pixels_) add(byte);
+  const std::size_t bytes = static_cast<std::size_t>(width()) * static_cast<std::size_t>(height()) * 4;
+  for (std::size_t i = 0; i < bytes; ++i) add(data()[i]);
   return h;
 }
 

@@ -4,12 +4,12 @@
 #include <exception>
 #include <iostream>
 
-#include "example/viewer/png_io.h"
+#include "dynasoar/support/png.h"
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     try {
-      const dynasoar::example::viewer::Canvas c = dynasoar::example::viewer::read_png(argv[i]);
+      const dynasoar::support::Image c = dynasoar::support::read_png(argv[i]);
       std::cout << c.width() << " " << c.height() << "\n";
     } catch (const std::exception& e) {
       std::cerr << e.what() << "\n";

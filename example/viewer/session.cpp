@@ -1,26 +1,24 @@
 #include "example/viewer/session.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <stdexcept>
 #include <utility>
 
-#include "example/viewer/png_io.h"
+#include "dynasoar/support/snapshots.h"
 
 namespace dynasoar::example::viewer {
 
 Session::Session(const Options& o, std::string name, std::string title, int steps,
                  std::unique_ptr<Window> window)
-    : options_(o), name_(std::move(name)), title_(std::move(title)) {
+    : options_(o), title_(std::move(title)) {
   if (options_.every < 1) throw std::invalid_argument("--every: at least 1");
-  for (int s = steps; s >= 1000000; s /= 10) ++digits_;
   single_ = steps == 0;
   if (!options_.snapshot_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.snapshot_dir, ec);
-    if (ec || !std::filesystem::is_directory(options_.snapshot_dir))
-      throw std::invalid_argument("--snapshot: cannot create the folder " + options_.snapshot_dir +
-                                  (ec ? ": " + ec.message() : ""));
+    try {
+      snapshots_ = std::make_unique<support::Snapshots>(options_.snapshot_dir, std::move(name), steps);
+    } catch (const std::runtime_error& e) {
+      throw std::invalid_argument(std::string("--snapshot: ") + e.what());
+    }
   }
   if (options_.render) {
     window_ = window != nullptr ? std::move(window) : open_window(title_);
@@ -31,9 +29,8 @@ Session::Session(const Options& o, std::string name, std::string title, int step
 Session::~Session() = default;
 
 std::string Session::snapshot_path(int step) const {
-  char number[32];
-  std::snprintf(number, sizeof number, "%0*d", digits_, step);
-  return (std::filesystem::path(options_.snapshot_dir) / (name_ + "_" + number + ".png")).string();
+  if (!snapshots_) throw std::logic_error("snapshot_path: no --snapshot folder");
+  return snapshots_->path(step);
 }
 
 void Session::show(int step, int width, int height, const std::function<void(Canvas&)>& draw,
@@ -42,7 +39,7 @@ void Session::show(int step, int width, int height, const std::function<void(Can
   draw(canvas_);
   step_ = step;
   population_ = population;
-  if (!options_.snapshot_dir.empty()) write_png(snapshot_path(step), canvas_);
+  if (snapshots_) snapshots_->write(step, canvas_);
   if (window_ == nullptr) return;
 
   window_->present(canvas_);

@@ -1,12 +1,13 @@
 // The viewer as an example's main() uses it: takes frames between steps
 // (the simulation's on_frame), draws them into a canvas, writes a PNG per
-// frame (--snapshot) and shows them in a window (--render), with the step,
-// the population and the frames per second in the window's title.
+// frame (--snapshot, with dynasoar/support/snapshots.h) and shows them in a
+// window (--render), with the step, the population and the frames per
+// second in the window's title.
 //
 // Keys: space pauses and goes on, n or the right arrow shows the next frame
 // while paused, q or Esc quits (throws Quit out of show()). The simulation
 // waits while show() runs; the examples leave that time out of what they
-// report (PhaseTimer::pause).
+// report (support::PhaseTimer::pause).
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,10 @@
 #include "example/viewer/canvas.h"
 #include "example/viewer/options.h"
 #include "example/viewer/window.h"
+
+namespace dynasoar::support {
+class Snapshots;
+}
 
 namespace dynasoar::example::viewer {
 
@@ -31,7 +36,7 @@ class Session {
   ~Session();
 
   /// Whether frames are wanted (--render or --snapshot).
-  bool active() const { return window_ != nullptr || !options_.snapshot_dir.empty(); }
+  bool active() const { return window_ != nullptr || snapshots_ != nullptr; }
   int every() const { return options_.every; }
 
   /// One frame: `draw` paints the canvas, sized width x height first.
@@ -49,8 +54,8 @@ class Session {
   void handle(Event e);
 
   Options options_;
-  std::string name_, title_;
-  int digits_ = 6;
+  std::string title_;
+  std::unique_ptr<support::Snapshots> snapshots_;  // with --snapshot (libpng stays out of this header)
   bool single_ = false;  // one picture (steps 0): no step or rate in the title
   std::unique_ptr<Window> window_;
   Canvas canvas_;

@@ -1,19 +1,18 @@
 // The viewer without a window: the canvas's shapes, each example's renderer
-// on a small known state (exact colours at chosen pixels), PNG files written
-// and read back with libpng, the snapshot names, and the message of a build
-// without SDL2.
+// on a small known state (exact colours at chosen pixels), the snapshot
+// names and files, and the message of a build without SDL2. The PNG writer
+// itself is the library's (test/support_layer/png_test.cpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
 
+#include "dynasoar/support/png.h"
 #include "example/viewer/canvas.h"
-#include "example/viewer/png_io.h"
 #include "example/viewer/render.h"
 #include "example/viewer/session.h"
 #include "example/viewer/window.h"
@@ -221,29 +220,6 @@ TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
   EXPECT_EQ(population(p), "Triangle 1, split planes 2 of the first 2 levels");
 }
 
-TEST(Png, WritesAndReadsBackTheSamePixels) {
-  const TempDir dir("png");
-  Canvas c(7, 5);
-  c.fill(palette::kWater);
-  c.line(0, 0, 6, 4, kRed);
-  c.set(6, 0, Rgba{1, 2, 3, 128});
-  const std::string path = (dir / "frame.png").string();
-  write_png(path, c);
-  const Canvas back = read_png(path);
-  EXPECT_EQ(back.width(), 7);
-  EXPECT_EQ(back.height(), 5);
-  EXPECT_EQ(back.checksum(), c.checksum());
-  EXPECT_EQ(back.at(6, 0), (Rgba{1, 2, 3, 128}));
-}
-
-TEST(Png, RejectsWhatIsNotAPng) {
-  const TempDir dir("notpng");
-  const std::string path = (dir / "frame.png").string();
-  std::ofstream(path) << "not a picture";
-  EXPECT_THROW(read_png(path), std::runtime_error);
-  EXPECT_THROW(write_png((dir / "missing" / "x.png").string(), Canvas(2, 2)), std::runtime_error);
-}
-
 TEST(Session, SnapshotsSortByStep) {
   const TempDir dir("session");
   Options o;
@@ -257,7 +233,7 @@ TEST(Session, SnapshotsSortByStep) {
   const wator::Frame f{40, 3, 2, {0, 1, 2, 2, 1, 0}};
   s.show(
       40, 6, 4, [&](Canvas& out) { render(f, out); }, population(f));
-  const Canvas back = read_png(s.snapshot_path(40));
+  const support::Image back = support::read_png(s.snapshot_path(40));
   EXPECT_EQ(back.width(), 6);
   EXPECT_EQ(back.height(), 4);
   EXPECT_EQ(back.at(5, 1), palette::kShark);

@@ -12,13 +12,13 @@
 #include <vector>
 
 #include "example/common/device_info.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
+#include "dynasoar/support/phase_timer.h"
 
 namespace dynasoar::example::wator {
 namespace {
@@ -183,7 +183,7 @@ RunReport run(const Config& c) {
     for (std::size_t i = 0; i < k.size(); ++i) f.cells[i] = static_cast<std::uint8_t>(k[i]);
     c.on_frame(f);
   };
-  PhaseTimer timer(stream);
+  support::PhaseTimer timer(stream);
   double traced_ms = 0;  // --trace: total up to the last step
   run_steps(c, timer, [&](int step) {
     grid.step = step;

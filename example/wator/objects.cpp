@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
-#include "example/common/phase_timer.h"
 #include "example/common/run_loop.h"
 #include "example/wator/rules.h"
 #include "example/wator/wator.h"
@@ -246,7 +246,7 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::write_frame>(kinds.data());
     c.on_frame(Frame{step, c.width, c.height, kinds.to_vector(heap.stream())});
   };
-  PhaseTimer timer(heap.stream());
+  support::PhaseTimer timer(heap.stream());
   const double enumeration_before = enumeration_seconds(heap);
   double traced_ms = 0, traced_registry_s = enumeration_before;  // --trace: totals up to the last step
   run_steps(c, timer, [&](int step) {

@@ -1,21 +1,25 @@
 // PhaseTimer's pause and resume: the time between them counts towards no
-// phase and not towards the total, and the phase that was running goes on.
+// phase and not towards the total, and the phase that was running goes on;
+// and its medians, which a single long mark does not move.
 // The paused stretches are long and the counted ones short, so that the
 // bounds hold on a loaded machine; in a CUDA build the marks are events on
 // an idle stream, which record when the host queues them. Under
 // compute-sanitizer (DYNASOAR_SANITIZER=1, several tools at a time) queueing
 // an event takes up to milliseconds and the records lag: every sleep and
 // every bound is then kSlow times longer, so that the same margins hold.
-#include "example/common/phase_timer.h"
+#include "dynasoar/support/phase_timer.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "support/sanitized.h"
 
-namespace dynasoar::example {
+namespace dynasoar::support {
 namespace {
 
 const double kSlow = test::under_sanitizer() ? 5.0 : 1.0;
@@ -87,5 +91,31 @@ TEST(PhaseTimer, PausesSurviveTheBatchedHarvest) {
   EXPECT_EQ(timer.phases_ms().size(), 1u);
 }
 
+TEST(PhaseTimer, MedianIgnoresOneLongMark) {
+  platform::Stream stream;
+  PhaseTimer timer(stream);
+  timer.start();
+  for (int i = 0; i < 4; ++i) {
+    sleep_ms(i == 0 ? 300 : 10);
+    timer.mark("step");
+  }
+  sleep_ms(10);
+  timer.mark("other");
+  const std::map<std::string, PhaseStats> stats = timer.stats();
+  ASSERT_EQ(stats.size(), 2u);
+  const PhaseStats& step = stats.at("step");
+  EXPECT_EQ(step.count, 4u);
+  EXPECT_GE(step.median_ms, 9.0 * kSlow);
+  EXPECT_LT(step.median_ms, 200.0 * kSlow);
+  EXPECT_DOUBLE_EQ(step.total_ms, timer.phases_ms().at("step"));
+  EXPECT_EQ(stats.at("other").count, 1u);
+  EXPECT_DOUBLE_EQ(stats.at("other").median_ms, stats.at("other").total_ms);
+
+  std::ostringstream table;
+  timer.print(table);
+  EXPECT_NE(table.str().find("step"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("4 marks"), std::string::npos) << table.str();
+}
+
 }  // namespace
-}  // namespace dynasoar::example
+}  // namespace dynasoar::support
