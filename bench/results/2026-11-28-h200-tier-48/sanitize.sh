@@ -17,7 +17,7 @@ run() {  # tool binary filter
 for tool in memcheck racecheck synccheck; do
   run "$tool" cmalloc_test '*XMalloc*:*CircularMalloc*:CMallocConformance/CMalloc.*' &
   run "$tool" soa_test '*' &
-  run "$tool" api_test '*Dynasoar*:*BitmapAlloc*' &
+  run "$tool" api_test 'ApiTest/dynasoar.*:ApiTest/bitmap_alloc.*:ApiTest/CFMMalloc.*' &
 done
 wait
 cat "$OUT"/*.txt
