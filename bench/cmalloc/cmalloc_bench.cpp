@@ -66,6 +66,7 @@
 namespace {
 
 using namespace dynasoar::cmalloc;
+using dynasoar::raw::PoolOptions;
 using dynasoar::bench::fmt;
 using dynasoar::bench::Timing;
 

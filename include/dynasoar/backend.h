@@ -19,7 +19,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "dynasoar/allocator/raw_allocator.h"
+#include "dynasoar/allocator/raw/raw_allocator.h"
 #include "dynasoar/backend_list.h"
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/byte_allocator_handle.h"
@@ -67,7 +67,7 @@ concept HeapBackend = requires {
 /// memory, with its host handle cmalloc::PoolHandle<Raw>).
 template <class Raw>
 struct Bytes {
-  static_assert(RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw_allocator.h)");
+  static_assert(raw::RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw/raw_allocator.h)");
   /// Name of the back end in messages and reports: the raw allocator's name.
   static constexpr const char* kName = Raw::kName;
   /// Name of the back end in CMake's DYNASOAR_BACKEND.

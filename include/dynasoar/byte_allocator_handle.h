@@ -103,7 +103,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     std::size_t i = 0;
     (
         [&] {
-          const std::uint64_t chunk = cmalloc::aligned_size(Alloc::template kObjectBytes<Ts>) + cmalloc::kAlignment;
+          const std::uint64_t chunk = raw::aligned_size(Alloc::template kObjectBytes<Ts>) + raw::kAlignment;
           bytes += objects[i] * chunk * 2;
           options.registry_capacity = std::max(options.registry_capacity, objects[i]);
           ++i;
@@ -286,7 +286,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
       // pool's start, over memory still in use. Objects of one call that
       // together exceed the pool would overwrite each other; refuse them.
       // (An object larger than the pool fails by itself, with the flag.)
-      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
+      const std::uint64_t each = raw::aligned_size(Alloc::template kObjectBytes<T>);
       if (each <= pool_.bytes() && n > pool_.bytes() / each)
         throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
                           " objects of " + std::to_string(each) +

@@ -570,7 +570,7 @@ TYPED_TEST(ApiErrors, ParallelNewOverTheLimit) {
     EXPECT_TRUE(contains(m, "AWMalloc would hand out memory of objects this call made")) << m;
     EXPECT_EQ(made, 0u);
     const std::size_t fit =
-        heap.heap_bytes() / dynasoar::cmalloc::aligned_size(
+        heap.heap_bytes() / dynasoar::raw::aligned_size(
                                 TestFixture::W::Handle::Allocator::template kObjectBytes<Whale>);
     heap.template parallel_new<Whale>(fit);
     EXPECT_EQ(heap.template count<Whale>(), fit);

@@ -25,6 +25,7 @@ namespace dynasoar::cmalloc {
 namespace {
 
 using platform::Buffer;
+using raw::PoolOptions;
 
 // --- the pre-split pattern (Eq. 1) ----------------------------------------------------
 
@@ -564,6 +565,8 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
 namespace dynasoar::cmalloc {
 namespace {
 
+using raw::PoolOptions;
+
 // snippet-begin: pool-kernel
 // One thread allocates n requests of `bytes` each, and frees every other one.
 template <class Alloc>
@@ -826,6 +829,7 @@ TYPED_TEST(CMallocConformance, ProbabilityPatternOfSection6) {
 namespace dynasoar::cmalloc {
 namespace {
 
+using raw::PoolOptions;
 using scatter::kPageBytes;
 using scatter::PageUsage;
 using scatter::ScatterAlloc;

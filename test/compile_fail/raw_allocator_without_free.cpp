@@ -1,6 +1,6 @@
 // expect: is no raw allocator
 //
-// A byte back end needs a raw allocator (dynasoar/allocator/raw_allocator.h):
+// A byte back end needs a raw allocator (dynasoar/allocator/raw/raw_allocator.h):
 // one whose malloc has no free to go with it cannot be a back end, and the
 // back end says so rather than failing deep inside the object registry.
 #include <dynasoar/dynasoar.h>

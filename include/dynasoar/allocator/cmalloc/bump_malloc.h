@@ -13,29 +13,18 @@
 
 #include <cstdint>
 
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/config.h"
 
 namespace dynasoar::cmalloc {
 
-/// Every allocator of this family returns 16-byte aligned memory.
-inline constexpr std::uint64_t kAlignment = 16;
-
-/// Error flags raised in device code and reported by the pool's handle
-/// (cmalloc::PoolHandle::check_errors), for every raw allocator.
-enum PoolError : unsigned {
-  kPoolOk = 0,
-  /// A malloc returned nullptr.
-  kPoolOutOfMemory = 1,
-  /// free() was given a pointer that is no live allocation of this pool;
-  /// nothing was freed (allocators that check their pointers raise it).
-  kPoolBadFree = 2
-};
-
-/// `bytes` rounded up to a multiple of kAlignment; a request of 0 bytes takes 16.
-DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint64_t bytes) {
-  return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
+// The raw layer's alignment and out-of-memory flag, which this family's
+// code names unqualified.
+using raw::aligned_size;
+using raw::kAlignment;
+using raw::kPoolOutOfMemory;
 
 /// What both bump allocators are: a pool with one offset counter that every
 /// request advances, and no list of chunks.
@@ -50,7 +39,7 @@ struct BumpPool {
   std::uint64_t mem;           ///< address of the pool (16-byte aligned)
   std::uint64_t bytes;         ///< pool size, a multiple of 16
   unsigned long long* offset;  ///< the paper's memOffset
-  unsigned* error;             ///< PoolError flags (see each allocator)
+  unsigned* error;             ///< raw::PoolError flags (see each allocator)
 
   /// Does nothing: a bump allocator cannot free (device and host code).
   DYNASOAR_HD void free(void*) const {}

@@ -118,7 +118,7 @@ struct CircularMalloc {
   std::uint32_t max_frag;       ///< split a chunk larger than request * max_frag
   bool coalesce;                ///< serve the lanes of a warp with one walk (see malloc)
   std::uint32_t merge_after_small;  ///< merge on walk after this many free chunks too small (walk)
-  unsigned* error;              ///< PoolError flags, set when a walk finds no chunk
+  unsigned* error;              ///< raw::PoolError flags, set when a walk finds no chunk
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
   /// when a walk of two full circles found no free chunk large enough.

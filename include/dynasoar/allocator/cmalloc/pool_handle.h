@@ -19,41 +19,14 @@
 #include "dynasoar/allocator/cmalloc/circular_malloc.h"
 #include "dynasoar/allocator/cmalloc/presplit.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/platform/error.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
 
 namespace dynasoar::cmalloc {
-
-/// Settings of a pool, read once by the PoolHandle constructor.
-struct PoolOptions {
-  /// A chunk larger than request * max_frag is split (Alg. 3, MAX_FRAG).
-  std::uint32_t max_frag = 2;
-  /// Smallest chunk of the pre-split pattern (Eq. 1), header included.
-  std::uint64_t min_chunk_bytes = 64;
-  /// Heaps of the multi-offset variants; 0: heaps_per_processor per
-  /// multiprocessor (Sec. 5.4 has one).
-  std::uint32_t heaps = 0;
-  /// Multi-offset variants: heaps per multiprocessor, which its warps share
-  /// by their slot (not in Vinkler & Havran 2014; fewer walks meet on one offset).
-  std::uint32_t heaps_per_processor = 1;
-  /// Circular allocators: serve the lanes of a warp that allocate together
-  /// with one walk of the list (CircularMalloc::malloc), and join the chunks
-  /// of lanes that free together (CircularMalloc::free). Off: one walk and
-  /// one merge per request, as in Vinkler & Havran 2014.
-  bool coalesce = true;
-  /// Circular allocators: merge on walk (CircularMalloc::walk). A walk that
-  /// has passed kMergeAfterSmall free chunks too small for its request
-  /// claims the next such chunk whose successor is free and absorbs the free
-  /// chunks after it, so that free chunks left side by side are joined again.
-  /// Off: chunks merge only on free and only with the next chunk, as in
-  /// Vinkler & Havran 2014, and a pool that has seen many frees is cut ever finer.
-  bool merge_on_walk = true;
-  /// ScatterAlloc, and allocators built on it: pages per super block and
-  /// region, max_frag, Eq. 3's factors and warp coalescing (scatter::Options).
-  scatter::Options scatter{};
-};
 
 /// A raw allocator that lays out its own pool (e.g. ScatterAlloc): it
 /// has its own settings type `Options`, which `options_from` fills from
@@ -63,7 +36,7 @@ struct PoolOptions {
 /// settings and lays the pool out. Its errors are the PoolError flags.
 template <class Alloc>
 concept SetsUpItsPool = requires(Alloc a, std::uint64_t n, std::uint64_t* meta,
-                                 const PoolOptions& po, const typename Alloc::Options& o) {
+                                 const raw::PoolOptions& po, const typename Alloc::Options& o) {
   { Alloc::options_from(po) } -> std::convertible_to<typename Alloc::Options>;
   { Alloc::metadata_words(n, o) } -> std::same_as<std::uint64_t>;
   a.attach(n, n, meta, o);
@@ -114,7 +87,7 @@ class PoolHandle {
 
   /// A pool of `bytes` bytes (rounded down to 16). Throws std::invalid_argument
   /// for a pool the allocator cannot address or pre-split.
-  explicit PoolHandle(std::uint64_t bytes, PoolOptions options = {}, Stream s = {}) : stream_(s) {
+  explicit PoolHandle(std::uint64_t bytes, raw::PoolOptions options = {}, Stream s = {}) : stream_(s) {
     const std::uint64_t granules = take_pool(bytes, s);
     if constexpr (SetsUpItsPool<Alloc>) {
       attach(granules, Alloc::options_from(options), s);
@@ -186,7 +159,7 @@ class PoolHandle {
 
   // The circular allocators' pre-split chunks and offsets; the bump
   // allocators' counter.
-  void set_up_pool(std::uint64_t granules, const PoolOptions& options, Stream s) {
+  void set_up_pool(std::uint64_t granules, const raw::PoolOptions& options, Stream s) {
     if constexpr (Alloc::kCircular) {
       if (granules > kMaxGranules)
         throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
@@ -321,14 +294,14 @@ class PoolHandle {
 
   /// Whether a free was given a pointer that is no live allocation of the
   /// pool (allocators that check their pointers). Waits for the stream.
-  bool bad_free() const { return (error_flags() & kPoolBadFree) != 0; }
+  bool bad_free() const { return (error_flags() & raw::kPoolBadFree) != 0; }
 
   /// Throws std::logic_error (and clears the flags) if a free was given a
   /// pointer that is no live allocation (see bad_free), else OutOfMemory (and
   /// clears the flag) if a malloc returned nullptr.
   void check_errors() {
     const unsigned e = error_flags();  // one copy for both flags
-    if ((e & kPoolBadFree) != 0) {
+    if ((e & raw::kPoolBadFree) != 0) {
       clear_errors();
       throw std::logic_error(std::string("dynasoar: ") + Alloc::kName +
                              ": free was given a pointer that is no live allocation of this pool "

@@ -27,7 +27,7 @@ struct CudaMalloc {
   static constexpr bool kCircular = false;
   static constexpr bool kDeviceHeap = true;  ///< the pool is CUDA's, not ours
 
-  unsigned* error;  ///< PoolError flags, set when malloc returns nullptr
+  unsigned* error;  ///< raw::PoolError flags, set when malloc returns nullptr
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag).
   DYNASOAR_HD void* malloc(std::uint64_t n) const {

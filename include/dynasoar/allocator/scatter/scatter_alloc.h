@@ -13,7 +13,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/scatter/options.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
@@ -21,8 +23,10 @@
 
 namespace dynasoar::scatter {
 
-using cmalloc::aligned_size;
-using cmalloc::kAlignment;
+using raw::aligned_size;
+using raw::kAlignment;
+using raw::kPoolBadFree;
+using raw::kPoolOutOfMemory;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
 // run time are in Options below).
@@ -45,52 +49,6 @@ inline constexpr std::uint32_t kPageWords = kMaxChunks / 64;
 static_assert(kMaxChunks < (1u << 15),
               "a grant packs a page's chunk count in 16 bits and its base in 15");
 static_assert(kMaxChunks % 64 == 0, "a page's bit field is whole 64-bit words");
-
-/// The error flag a bad free raises (cmalloc::PoolError's, named here too).
-enum ScatterError : unsigned {
-  /// free() was given a pointer that is no live allocation of this pool;
-  /// nothing was freed.
-  kPoolBadFree = cmalloc::kPoolBadFree
-};
-
-/// Settings of a ScatterAlloc pool (PoolOptions::scatter), read when the
-/// pool is made.
-struct Options {
-  /// Pages per super block (Sec. 8: 8 MiB super blocks of 4 KiB pages).
-  /// Larger super blocks give the searches that start in one more room, but
-  /// a nearly full one is searched region by region.
-  std::uint32_t super_block_pages = 2048;
-  /// Pages per region, whose count of full pages lets a search skip it
-  /// (Sec. 5.4; the paper gives no size): smaller regions skip more
-  /// precisely, at more counters to read. Must divide super_block_pages.
-  std::uint32_t region_pages = 16;
-  /// A page whose chunks are at most max_frag times the request serves it
-  /// (Alg. alloc line 3): larger values find a page sooner, at more internal
-  /// fragmentation.
-  std::uint32_t max_frag = 2;
-  /// k_S of Eq. 3 (Sec. 8: 38183).
-  std::uint32_t k_size = 38183;
-  /// k_mp of Eq. 3 (Sec. 8: 17497).
-  std::uint32_t k_mp = 17497;
-  /// Not in the paper: each warp slot (%warpid) of a multiprocessor starts
-  /// as many pages further as a warp's requests of the size fill, and visits
-  /// the regions of a super block in steps of a per-warp stride. Eq. 3 alone
-  /// sends every warp of a multiprocessor to one page, and a linear scan
-  /// then walks past every page the warps before it filled. Off: Eq. 3 and
-  /// a linear scan, as in the paper.
-  bool spread = true;
-  /// Serve the lanes of a warp that ask for the same size with one search
-  /// and one reservation (malloc). Off: every lane for itself.
-  bool coalesce = true;
-  /// Not in the paper: super blocks in which searches start. Multiprocessor
-  /// mp starts in super block active + mp mod active_window (at most the
-  /// pool's super blocks), so that the warps of a large GPU spread over
-  /// this many super blocks instead of filling the paper's one active super
-  /// block (Sec. 5.4). A wider window spreads the searches further, at a
-  /// slower fill of the pool to exhaustion; 1: the paper's single active
-  /// super block.
-  std::uint32_t active_window = 8;
-};
 
 /// A page's entry of the usage table (Sec. 5.2, Fig. 1).
 struct PageUsage {
@@ -157,11 +115,11 @@ struct ScatterAlloc {
   std::uint32_t k_mp;           ///< k_mp of Eq. 3
   bool spread;                  ///< see Options::spread
   bool coalesce;                ///< see Options::coalesce
-  unsigned* error;              ///< cmalloc::PoolError and ScatterError flags
+  unsigned* error;              ///< raw::PoolError flags
 
   // --- set-up (host) ------------------------------------------------------------------
 
-  /// The settings of a pool made from the handle's cmalloc::PoolOptions: its
+  /// The settings of a pool made from the handle's raw::PoolOptions: its
   /// member `scatter`.
   template <class PoolOptions>
   static Options options_from(const PoolOptions& po) {
@@ -344,7 +302,7 @@ struct ScatterAlloc {
   }
 
   DYNASOAR_HD void* fail() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
     return nullptr;
   }
   DYNASOAR_HD void bad_free() const {

@@ -17,8 +17,9 @@
 #include <string>
 #include <type_traits>
 
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
@@ -27,8 +28,8 @@
 
 namespace dynasoar::xmalloc {
 
-using cmalloc::aligned_size;
-using cmalloc::kAlignment;
+using raw::aligned_size;
+using raw::kAlignment;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
 // run time are in BasicOptions below).
@@ -199,11 +200,11 @@ struct XMallocOn {
   std::uint32_t queues;    ///< queues per class (a power of two)
   std::uint32_t slots;     ///< messages per queue (a power of two)
   bool coalesce;           ///< see Options::coalesce
-  unsigned* error;         ///< cmalloc::PoolError flags
+  unsigned* error;         ///< raw::PoolError flags
 
   // --- set-up (host) ------------------------------------------------------------------
 
-  /// The settings of a pool made from the handle's cmalloc::PoolOptions:
+  /// The settings of a pool made from the handle's raw::PoolOptions:
   /// its `coalesce`, and its `scatter` for an underlying ScatterAlloc.
   template <class PoolOptions>
   static Options options_from(const PoolOptions& po) {
@@ -599,11 +600,11 @@ struct XMallocOn {
   }
 
   DYNASOAR_HD std::uint64_t fail() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(raw::kPoolOutOfMemory));
     return 0;
   }
   DYNASOAR_HD void bad_free() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolBadFree));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(raw::kPoolBadFree));
   }
 
   static constexpr std::uint32_t kQueueAttempts = UnderlyingTraits<Under>::kQueueAttempts;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace dynasoar {
+namespace dynasoar::raw {
 
 /// A raw allocator R: a trivially copyable device object, passed to kernels
 /// by value, whose host handle is cmalloc::PoolHandle<R>.
@@ -36,4 +36,4 @@ concept RawAllocator = std::is_trivially_copyable_v<R> && requires(const R r, st
   { R::kDeviceHeap } -> std::convertible_to<bool>;
 };
 
-}  // namespace dynasoar
+}  // namespace dynasoar::raw
