@@ -36,7 +36,7 @@
   X(cfmmalloc,     CFMMalloc,    Bytes<cmalloc::CFMMalloc>,    frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
   X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>, raw keeps,       "dynasoar/allocator/cmalloc/bump_malloc.h")     \
   X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,     raw,             "dynasoar/allocator/cmalloc/bump_malloc.h")     \
-  X(cuda_malloc,   CudaMalloc,   Bytes<cmalloc::CudaMalloc>,   frees raw keeps, "dynasoar/allocator/cuda_malloc/cuda_malloc.h") \
+  X(cuda_malloc,   CudaMalloc,   Bytes<cuda_malloc::CudaMalloc>, frees raw keeps, "dynasoar/allocator/cuda_malloc/cuda_malloc.h") \
   X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps, "dynasoar/allocator/scatter/scatter_alloc.h") \
   X(xmalloc,       XMalloc,      Bytes<xmalloc::XMalloc>,      frees raw keeps, "dynasoar/allocator/xmalloc/xmalloc.h")
 // clang-format on

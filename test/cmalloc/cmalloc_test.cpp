@@ -235,7 +235,7 @@ class CMallocConformance : public ::testing::Test {
 // test of CudaMalloc or XMallocOnCudaMalloc (xmalloc_test.cpp) comes first.
 class SizeDeviceHeap : public ::testing::Environment {
  public:
-  void SetUp() override { PoolHandle<CudaMalloc> largest(kSec6PoolBytes); }
+  void SetUp() override { PoolHandle<cuda_malloc::CudaMalloc> largest(kSec6PoolBytes); }
 };
 [[maybe_unused]] ::testing::Environment* const kSizeDeviceHeap =
     ::testing::AddGlobalTestEnvironment(new SizeDeviceHeap);

@@ -112,7 +112,7 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
 struct NoUnderlyingOptions {};
 /// XMalloc over CUDA's device malloc (the paper's set-up; no back end).
 template <>
-struct UnderlyingTraits<cmalloc::CudaMalloc> {
+struct UnderlyingTraits<cuda_malloc::CudaMalloc> {
   using Options = NoUnderlyingOptions;                            ///< none
   static constexpr const char* kName = "XMallocOnCudaMalloc";     ///< name in messages
   static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";  ///< its kBackend (no back end)
@@ -157,7 +157,7 @@ struct Geometry {
 };
 
 /// XMalloc's device allocator in front of `Under` (scatter::ScatterAlloc or
-/// cmalloc::CudaMalloc): trivially copyable, passed to kernels by value
+/// cuda_malloc::CudaMalloc): trivially copyable, passed to kernels by value
 /// (cmalloc::PoolHandle<...>::device()). Its fields are public for the
 /// handle and for tests that inspect the queues and headers.
 template <class Under>
@@ -733,6 +733,6 @@ struct XMallocOn {
 using XMalloc = XMallocOn<scatter::ScatterAlloc>;
 /// XMalloc in front of CUDA's device malloc (the C library's in a host
 /// build): the paper's set-up, for the raw benchmark and tests.
-using XMallocOnCudaMalloc = XMallocOn<cmalloc::CudaMalloc>;
+using XMallocOnCudaMalloc = XMallocOn<cuda_malloc::CudaMalloc>;
 
 }  // namespace dynasoar::xmalloc
