@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "example/common/device_info.h"
 #include "example/common/phase_timer.h"
 #include "example/kdtree/kdtree.h"
@@ -213,7 +213,7 @@ struct FreeLeaves {
 /// pattern per multiprocessor for CMMalloc and CFMMalloc), else the pool.
 template <class A = Raw>  // a template, so that the discarded branch may name what A lacks
 std::uint64_t largest_chunk(std::uint64_t bytes) {
-  if constexpr (A::kCircular) {
+  if constexpr (cmalloc::kIsCircular<A>) {
     const std::uint32_t heaps = A::kMultiOffset ? platform::processors() : 1u;
     const cmalloc::PreSplit p = cmalloc::PreSplit::plan(
         bytes / raw::kAlignment, heaps,
@@ -254,7 +254,7 @@ RunReport run(const Config& c) {
   const std::vector<Box> bounds = triangle_bounds(tris);
   const Box scene = scene_bounds(bounds);
   const std::size_t n = tris.size();
-  cmalloc::PoolHandle<Raw> pool(pool_bytes(c, n));
+  raw::PoolHandle<Raw> pool(pool_bytes(c, n));
   platform::Stream stream;
   platform::Buffer<Box> dbounds(n);
   dbounds.copy_from_host(bounds.data(), n, 0, stream);

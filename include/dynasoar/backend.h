@@ -64,7 +64,7 @@ concept HeapBackend = requires {
 };
 
 /// Objects on a raw byte allocator Raw (malloc/free of 16-byte aligned
-/// memory, with its host handle cmalloc::PoolHandle<Raw>).
+/// memory, with its host handle raw::PoolHandle<Raw>).
 template <class Raw>
 struct Bytes {
   static_assert(raw::RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw/raw_allocator.h)");
@@ -77,12 +77,7 @@ struct Bytes {
   /// Whether memory stays valid until it is freed (property `keeps`); false
   /// for an allocator that hands out memory still in use (AWMalloc wraps
   /// around its pool).
-  static constexpr bool kKeepsMemory = [] {
-    if constexpr (requires { Raw::kReusesLiveMemory; })
-      return !Raw::kReusesLiveMemory;
-    else
-      return true;
-  }();
+  static constexpr bool kKeepsMemory = !raw::kReusesLiveMemory<Raw>;
   /// The raw allocator, for programs that use it directly (the raw k-d tree).
   using RawAllocator = Raw;
   /// The allocator of this back end for the classes Ts.

@@ -312,7 +312,7 @@ TYPED_TEST(ApiErrors, ObjectLargerThanTheMemoryThereIs) {
 
     // The raw pool API: malloc of more bytes than the pool has.
     using Raw = typename D::Alloc::RawAllocator;
-    dynasoar::cmalloc::PoolHandle<Raw> pool(std::uint64_t{64} << 10);
+    dynasoar::raw::PoolHandle<Raw> pool(std::uint64_t{64} << 10);
     Buffer<void*> out(1);
     const auto ask = [&](std::uint64_t bytes) {
       dynasoar::platform::parallel_for(1, MallocOnce<Raw>{pool.device(), bytes, out.data()});

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "support/rng.h"
 #include "support/sanitized.h"
 #include "support/stress_rounds.h"
@@ -23,8 +23,8 @@
 namespace dynasoar::xmalloc {
 namespace {
 
-using cmalloc::PoolHandle;
 using platform::Buffer;
+using raw::PoolHandle;
 using scatter::kPageBytes;
 using scatter::ScatterAlloc;
 

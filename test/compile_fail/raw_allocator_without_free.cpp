@@ -7,12 +7,22 @@
 
 #include <cstdint>
 
+struct MallocOnly;
+
+// Its pool: everything a raw allocator's Pool needs, so that only the
+// missing free() keeps MallocOnly from being a raw allocator.
+struct MallocOnlyPool {
+  MallocOnlyPool(std::uint64_t, const dynasoar::raw::PoolOptions&, dynasoar::platform::Stream,
+                 MallocOnly&) {}
+  std::uint64_t bytes() const { return 0; }
+};
+
 struct MallocOnly {
   static constexpr const char* kName = "MallocOnly";
   static constexpr const char* kBackend = "malloc_only";
   static constexpr bool kCanFree = false;
-  static constexpr bool kCircular = false;
-  static constexpr bool kDeviceHeap = false;
+  using Pool = MallocOnlyPool;
+  unsigned* error;
   DYNASOAR_HD void* malloc(std::uint64_t) const { return nullptr; }
 };
 

@@ -1,5 +1,5 @@
 // ScatterAlloc (Steinberger, Kenzel, Kainz and Schmalstieg, InPar 2012;
-// Steinberger et al. 2012) behind the raw API of the CMalloc family:
+// Steinberger et al. 2012) behind the raw allocators' API:
 // malloc(bytes) and free(p) in device and host code, 16-byte aligned memory,
 // an error flag. The pool is cut into pages of one chunk size each, grouped
 // into regions and super blocks with fill levels (Sec. 5.1, 5.4); a request
@@ -15,10 +15,13 @@
 
 #include "dynasoar/allocator/raw/alignment.h"
 #include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_memory.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/allocator/scatter/options.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::scatter {
@@ -27,6 +30,8 @@ using raw::aligned_size;
 using raw::kAlignment;
 using raw::kPoolBadFree;
 using raw::kPoolOutOfMemory;
+
+class ScatterPool;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
 // run time are in Options below).
@@ -70,8 +75,8 @@ struct PageUsage {
 };
 
 /// ScatterAlloc's device allocator: trivially copyable, passed to kernels by
-/// value (cmalloc::PoolHandle<ScatterAlloc>::device()). Its fields are public
-/// for the handle and for tests that inspect the usage table.
+/// value (raw::PoolHandle<ScatterAlloc>::device()). Its fields are public
+/// for its Pool (ScatterPool) and for tests that inspect the usage table.
 struct ScatterAlloc {
   /// Name used in error messages.
   static constexpr const char* kName = "ScatterAlloc";
@@ -79,12 +84,10 @@ struct ScatterAlloc {
   static constexpr const char* kBackend = "scatter_alloc";
   /// True: free() returns chunks to their pages.
   static constexpr bool kCanFree = true;
-  /// False: no chunk list of the circular allocators.
-  static constexpr bool kCircular = false;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
-  /// The settings PoolHandle passes to metadata_words and attach.
+  /// The settings its Pool passes to metadata_words and attach.
   using Options = scatter::Options;
+  /// The host side of the pool: its memory and its side table.
+  using Pool = ScatterPool;
 
   /// Chunk word of the first page of a run, or'ed with the run's pages.
   static constexpr std::uint32_t kRunHead = 0x80000000u;
@@ -119,15 +122,8 @@ struct ScatterAlloc {
 
   // --- set-up (host) ------------------------------------------------------------------
 
-  /// The settings of a pool made from the handle's raw::PoolOptions: its
-  /// member `scatter`.
-  template <class PoolOptions>
-  static Options options_from(const PoolOptions& po) {
-    return po.scatter;
-  }
-
   /// 64-bit words of side table (usage table and counters) for a pool of
-  /// `bytes`. PoolHandle allocates them zeroed: every page unsplit and free.
+  /// `bytes`. Its Pool allocates them zeroed: every page unsplit and free.
   static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
     const std::uint64_t pages = bytes / kPageBytes;
     const std::uint64_t supers =
@@ -727,6 +723,39 @@ struct ScatterAlloc {
     const std::uint64_t h = platform::mix64(address) % (std::uint64_t{4} * pages_in(s));
     if (static_cast<std::int64_t>(h) < room) platform::atomic_compare_exchange(active, current, s);
   }
+};
+
+/// The pool of ScatterAlloc on the host: its memory and its zeroed side
+/// table (usage table and fill levels); owned by raw::PoolHandle<ScatterAlloc>.
+class ScatterPool {
+ public:
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, with the settings
+  /// of `options.scatter`.
+  ScatterPool(std::uint64_t bytes, const raw::PoolOptions& options, platform::Stream s,
+              ScatterAlloc& alloc)
+      : ScatterPool(bytes, options.scatter, s, alloc) {}
+
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, its side table
+  /// zeroed on `s`. Throws std::invalid_argument for a pool of no page or
+  /// settings ScatterAlloc cannot use (ScatterAlloc::attach).
+  ScatterPool(std::uint64_t bytes, const Options& options, platform::Stream s, ScatterAlloc& alloc)
+      : memory_(bytes) {
+    const std::uint64_t words = ScatterAlloc::metadata_words(memory_.bytes(), options);
+    metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
+    metadata_.zero(s);
+    alloc.attach(memory_.address(), memory_.bytes(), metadata_.data(), options);
+  }
+
+  /// Pool bytes.
+  std::uint64_t bytes() const { return memory_.bytes(); }
+  /// Address range of the pool, for tests: [begin, end).
+  std::uint64_t begin() const { return memory_.address(); }
+  /// End of that range (see begin()).
+  std::uint64_t end() const { return memory_.address() + memory_.bytes(); }
+
+ private:
+  raw::PoolMemory memory_;
+  platform::Buffer<std::uint64_t> metadata_;  // the side table
 };
 
 }  // namespace dynasoar::scatter
