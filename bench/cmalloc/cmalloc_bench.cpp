@@ -58,7 +58,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "dynasoar/allocator/xmalloc/xmalloc.h"
 #include "dynasoar/backend.h"
 #include "bench/support/gpu_bench.h"
@@ -66,6 +66,8 @@
 namespace {
 
 using namespace dynasoar::cmalloc;
+using dynasoar::raw::PoolHandle;
+using dynasoar::raw::PoolOptions;
 using dynasoar::bench::fmt;
 using dynasoar::bench::Timing;
 
@@ -295,7 +297,7 @@ std::vector<PoolVariant> survey_variants(const Options& opt) {
     std::vector<PoolVariant> v = super_block_variants<Alloc>(opt);
     v.insert(v.begin() + 1, {{"+paper_search", paper}, {"+uncoalesced", uncoalesced}});
     return v;
-  } else if constexpr (!Alloc::kCircular) {
+  } else if constexpr (!kIsCircular<Alloc>) {
     return super_block_variants<Alloc>(opt);
   } else {
     std::vector<PoolVariant> v;
@@ -464,8 +466,8 @@ void registers(dynasoar::bench::Csv& csv) {
   DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, false>));
   csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free,,,,," +
            std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
-           (Alloc::kCircular ? " with warp coalescing" : ""));
-  if constexpr (Alloc::kCircular) {
+           (kIsCircular<Alloc> ? " with warp coalescing" : ""));
+  if constexpr (kIsCircular<Alloc>) {
     DYNASOAR_CUDA_CHECK(cudaFuncGetAttributes(&a, one_alloc_free<Alloc, true>));
     csv.line(std::string("registers,") + Alloc::kName + ",one_alloc_free_uncoalesced,,,,," +
              std::to_string(a.numRegs) + ",local_bytes=" + std::to_string(a.localSizeBytes) +
@@ -506,7 +508,7 @@ void magnify(dynasoar::bench::Csv& csv, const Options& o) {
 template <class Alloc>
 void fill(dynasoar::bench::Csv& csv, unsigned mib, const PoolVariant& v) {
   if (std::string(Alloc::kName) == "AWMalloc") return;  // wraps instead of running out (Sec. 5.1)
-  if constexpr (!Alloc::kDeviceHeap) {
+  if constexpr (!PoolHandle<Alloc>::kHeapOutlivesPool) {
     const std::uint64_t kPool = std::uint64_t{mib} << 20;
     constexpr std::uint64_t kBytes = 72;
     constexpr unsigned kThreads = 1024;
@@ -605,11 +607,11 @@ int main(int argc, char** argv) {
     // it goes first, with the largest pool, and XMalloc in front of it next.
     dynasoar::model::for_each_type(Benched{}, [&](auto a) {
       using Alloc = typename decltype(a)::type;
-      if constexpr (Alloc::kDeviceHeap) run_all<Alloc>(csv, o, only, allocators);
+      if constexpr (PoolHandle<Alloc>::kHeapOutlivesPool) run_all<Alloc>(csv, o, only, allocators);
     });
     dynasoar::model::for_each_type(Benched{}, [&](auto a) {
       using Alloc = typename decltype(a)::type;
-      if constexpr (!Alloc::kDeviceHeap) run_all<Alloc>(csv, o, only, allocators);
+      if constexpr (!PoolHandle<Alloc>::kHeapOutlivesPool) run_all<Alloc>(csv, o, only, allocators);
     });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cmalloc_bench: %s\n", e.what());

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
 #include "example/kdtree/kdtree.h"
@@ -213,14 +213,13 @@ struct FreeLeaves {
 /// pattern per multiprocessor for CMMalloc and CFMMalloc), else the pool.
 template <class A = Raw>  // a template, so that the discarded branch may name what A lacks
 std::uint64_t largest_chunk(std::uint64_t bytes) {
-  if constexpr (A::kCircular) {
+  if constexpr (cmalloc::kIsCircular<A>) {
     const std::uint32_t heaps = A::kMultiOffset ? platform::processors() : 1u;
-    const cmalloc::PreSplit p =
-        cmalloc::PreSplit::plan(bytes / cmalloc::kAlignment, heaps,
-                                static_cast<std::uint32_t>((cmalloc::PoolOptions{}.min_chunk_bytes +
-                                                            cmalloc::kAlignment - 1) /
-                                                           cmalloc::kAlignment));
-    return static_cast<std::uint64_t>(p.root) * cmalloc::kAlignment;
+    const cmalloc::PreSplit p = cmalloc::PreSplit::plan(
+        bytes / raw::kAlignment, heaps,
+        static_cast<std::uint32_t>((raw::PoolOptions{}.min_chunk_bytes + raw::kAlignment - 1) /
+                                   raw::kAlignment));
+    return static_cast<std::uint64_t>(p.root) * raw::kAlignment;
   } else {
     return bytes;
   }
@@ -232,10 +231,10 @@ std::uint64_t largest_chunk(std::uint64_t bytes) {
 /// is; with one pattern per multiprocessor, that happens to the root array
 /// of a few hundred thousand triangles in the default pool.
 std::uint64_t pool_bytes(const Config& c, std::uint64_t n) {
-  const std::uint64_t need = 4 * n + cmalloc::kAlignment;  // the array and its chunk header
+  const std::uint64_t need = 4 * n + raw::kAlignment;  // the array and its chunk header
   const std::uint64_t given = c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(n);
   if (largest_chunk(given) >= need) return given;
-  const std::uint64_t most = cmalloc::kMaxGranules * cmalloc::kAlignment;  // 31-bit offsets
+  const std::uint64_t most = cmalloc::kMaxGranules * raw::kAlignment;  // 31-bit offsets
   std::uint64_t enough = given;
   while (largest_chunk(enough) < need && enough * 2 <= most) enough *= 2;
   if (c.heap_bytes == 0 && largest_chunk(enough) >= need) return enough;
@@ -255,7 +254,7 @@ RunReport run(const Config& c) {
   const std::vector<Box> bounds = triangle_bounds(tris);
   const Box scene = scene_bounds(bounds);
   const std::size_t n = tris.size();
-  cmalloc::PoolHandle<Raw> pool(pool_bytes(c, n));
+  raw::PoolHandle<Raw> pool(pool_bytes(c, n));
   platform::Stream stream;
   platform::Buffer<Box> dbounds(n);
   dbounds.copy_from_host(bounds.data(), n, 0, stream);

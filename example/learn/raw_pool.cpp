@@ -3,7 +3,8 @@
 // frees; the host reads the pool's error flag and its fragmentation.
 // Read next: docs/guide/backends.md, section "The raw CMalloc API", then
 // docs/design/cmalloc.md.
-#include <dynasoar/allocator/cmalloc/pool_handle.h>
+#include <dynasoar/allocator/cmalloc/circular_malloc.h>
+#include <dynasoar/allocator/raw/pool_handle.h>
 #include <dynasoar/dynasoar.h>
 
 #include <cstdint>
@@ -67,7 +68,7 @@ struct CheckAndFree {
 
 int main() {
   // 16 MiB, pre-split into chunks (Eq. 1); the handle owns them, device() hands them out.
-  dynasoar::cmalloc::PoolHandle<Raw> pool(std::uint64_t{16} << 20);
+  dynasoar::raw::PoolHandle<Raw> pool(std::uint64_t{16} << 20);
   platform::Buffer<unsigned*> slots(kThreads * kPerThread);
   platform::Buffer<ull> out(2);
   out.zero();

@@ -19,7 +19,14 @@
 #include <string_view>
 #include <type_traits>
 
-#include "dynasoar/allocator/raw_allocator.h"
+// The allocator of every line of DYNASOAR_BACKEND_LIST, before the list is
+// expanded below; a new back end adds its header here.
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/cmalloc/circular_malloc.h"
+#include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/raw/raw_allocator.h"
+#include "dynasoar/allocator/scatter/scatter_alloc.h"
+#include "dynasoar/allocator/xmalloc/xmalloc.h"
 #include "dynasoar/backend_list.h"
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/byte_allocator_handle.h"
@@ -64,10 +71,10 @@ concept HeapBackend = requires {
 };
 
 /// Objects on a raw byte allocator Raw (malloc/free of 16-byte aligned
-/// memory, with its host handle cmalloc::PoolHandle<Raw>).
+/// memory, with its host handle raw::PoolHandle<Raw>).
 template <class Raw>
 struct Bytes {
-  static_assert(RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw_allocator.h)");
+  static_assert(raw::RawAllocator<Raw>, "backend::Bytes<Raw>: Raw is no raw allocator (dynasoar/allocator/raw/raw_allocator.h)");
   /// Name of the back end in messages and reports: the raw allocator's name.
   static constexpr const char* kName = Raw::kName;
   /// Name of the back end in CMake's DYNASOAR_BACKEND.
@@ -77,12 +84,7 @@ struct Bytes {
   /// Whether memory stays valid until it is freed (property `keeps`); false
   /// for an allocator that hands out memory still in use (AWMalloc wraps
   /// around its pool).
-  static constexpr bool kKeepsMemory = [] {
-    if constexpr (requires { Raw::kReusesLiveMemory; })
-      return !Raw::kReusesLiveMemory;
-    else
-      return true;
-  }();
+  static constexpr bool kKeepsMemory = !raw::kReusesLiveMemory<Raw>;
   /// The raw allocator, for programs that use it directly (the raw k-d tree).
   using RawAllocator = Raw;
   /// The allocator of this back end for the classes Ts.
@@ -99,7 +101,7 @@ template <class B>
 concept KeepingRawBackend = RawBackend<B> && B::kKeepsMemory;
 
 // backend::<name> for every line of the list.
-#define DYNASOAR_DETAIL_ALIAS(build_name, name, type, properties, header) using name = type;
+#define DYNASOAR_DETAIL_ALIAS(build_name, name, type, properties) using name = type;
 DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_ALIAS)
 #undef DYNASOAR_DETAIL_ALIAS
 
@@ -133,7 +135,7 @@ constexpr bool properties_match(std::string_view properties) {
 /// Every back end, once, in the order of DYNASOAR_BACKEND_LIST. Tests,
 /// benchmarks and the back-end switch iterate over this list; CMake reads
 /// the same lines (a test compares the lists).
-#define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties, header) , name
+#define DYNASOAR_DETAIL_AFTER_COMMA(build_name, name, type, properties) , name
 using All = typename detail::DropFirst<model::TypeList<void DYNASOAR_BACKEND_LIST(DYNASOAR_DETAIL_AFTER_COMMA)>>::type;
 #undef DYNASOAR_DETAIL_AFTER_COMMA
 
@@ -168,7 +170,7 @@ using RawAllocators = typename detail::RawAllocatorsOf<All>::type;
 
 // Each line's build name is its allocator's kBackend, and its properties
 // are what the code does.
-#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties, header)                             \
+#define DYNASOAR_DETAIL_CHECK(build_name, name, type, properties)                                     \
   static_assert(std::string_view(name::kBackend) == #build_name,                                      \
                 "dynasoar/backend_list.h: " #build_name " is not the kBackend of " #type);            \
   static_assert(detail::properties_match<name>(#properties),                                          \
@@ -199,7 +201,7 @@ constexpr std::size_t index_of(const char* name) { return detail::index_of_name(
 inline constexpr const char* kSelectedName = DYNASOAR_DETAIL_STRING(DYNASOAR_BACKEND);
 #undef DYNASOAR_DETAIL_STRING
 #undef DYNASOAR_DETAIL_NAME
-#define DYNASOAR_DETAIL_QUOTED(build_name, name, type, properties, header) " " #build_name
+#define DYNASOAR_DETAIL_QUOTED(build_name, name, type, properties) " " #build_name
 static_assert(index_of(kSelectedName) != model::kNotFound,
               "DYNASOAR_BACKEND names no back end; the back ends (dynasoar/backend_list.h):" DYNASOAR_BACKEND_LIST(
                   DYNASOAR_DETAIL_QUOTED));

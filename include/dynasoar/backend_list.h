@@ -4,9 +4,10 @@
 // reads the lines of DYNASOAR_BACKEND_LIST to know which programs to build
 // (CMakeLists.txt). See docs/guide/extending.md, "A back end".
 //
-// Adding a back end is its folder under allocator/ and its line here:
+// Adding a back end is its folder under allocator/, its line here and the
+// #include of its header in backend.h:
 //
-//   X(<build name>, <name>, <type>, <properties>, "<header>")
+//   X(<build name>, <name>, <type>, <properties>)
 //
 //   <build name>  DYNASOAR_BACKEND's value and the suffix of the programs
 //                 built for it; the allocator's kBackend
@@ -21,24 +22,19 @@
 //                          and the raw benchmark run on it
 //                   keeps  raw memory stays valid until it is freed: the raw
 //                          k-d tree runs on it
-//   <header>      the header <type> needs (its allocator's), included
-//                 from here (dynasoar/detail/backend_headers.h), before
-//                 backend.h declares anything: it cannot be backend.h
 #pragma once
 
 // clang-format off
-#define DYNASOAR_BACKEND_LIST(X)                                                 \
-  X(dynasoar,      Dynasoar,     DynasoarHeap,                 frees,           "dynasoar/soa_allocator.h")                     \
-  X(bitmap_alloc,  BitmapAlloc,  BitmapHeap,                   frees,           "dynasoar/soa_allocator.h")                     \
-  X(cmalloc,       CMalloc,      Bytes<cmalloc::CMalloc>,      frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
-  X(cfmalloc,      CFMalloc,     Bytes<cmalloc::CFMalloc>,     frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
-  X(cmmalloc,      CMMalloc,     Bytes<cmalloc::CMMalloc>,     frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
-  X(cfmmalloc,     CFMMalloc,    Bytes<cmalloc::CFMMalloc>,    frees raw keeps, "dynasoar/allocator/cmalloc/circular_malloc.h") \
-  X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>, raw keeps,       "dynasoar/allocator/cmalloc/bump_malloc.h")     \
-  X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,     raw,             "dynasoar/allocator/cmalloc/bump_malloc.h")     \
-  X(cuda_malloc,   CudaMalloc,   Bytes<cmalloc::CudaMalloc>,   frees raw keeps, "dynasoar/allocator/cuda_malloc/cuda_malloc.h") \
-  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>, frees raw keeps, "dynasoar/allocator/scatter/scatter_alloc.h") \
-  X(xmalloc,       XMalloc,      Bytes<xmalloc::XMalloc>,      frees raw keeps, "dynasoar/allocator/xmalloc/xmalloc.h")
+#define DYNASOAR_BACKEND_LIST(X)                                                  \
+  X(dynasoar,      Dynasoar,     DynasoarHeap,                   frees)           \
+  X(bitmap_alloc,  BitmapAlloc,  BitmapHeap,                     frees)           \
+  X(cmalloc,       CMalloc,      Bytes<cmalloc::CMalloc>,        frees raw keeps) \
+  X(cfmalloc,      CFMalloc,     Bytes<cmalloc::CFMalloc>,       frees raw keeps) \
+  X(cmmalloc,      CMMalloc,     Bytes<cmalloc::CMMalloc>,       frees raw keeps) \
+  X(cfmmalloc,     CFMMalloc,    Bytes<cmalloc::CFMMalloc>,      frees raw keeps) \
+  X(atomic_malloc, AtomicMalloc, Bytes<cmalloc::AtomicMalloc>,   raw keeps)       \
+  X(aw_malloc,     AWMalloc,     Bytes<cmalloc::AWMalloc>,       raw)             \
+  X(cuda_malloc,   CudaMalloc,   Bytes<cuda_malloc::CudaMalloc>, frees raw keeps) \
+  X(scatter_alloc, ScatterAlloc, Bytes<scatter::ScatterAlloc>,   frees raw keeps) \
+  X(xmalloc,       XMalloc,      Bytes<xmalloc::XMalloc>,        frees raw keeps)
 // clang-format on
-
-#include "dynasoar/detail/backend_headers.h"

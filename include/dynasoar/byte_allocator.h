@@ -1,5 +1,6 @@
-// The device side of the API on a byte allocator (the CMalloc family, CUDA's
-// malloc): each object is one allocation with the plain struct layout of
+// The device side of the API on a byte allocator (a raw allocator: the CMalloc
+// family, CUDA's malloc, ScatterAlloc, XMalloc): each object is one
+// allocation with the plain struct layout of
 // dynasoar/allocator/registry/struct_layout.h, and the generic object registry
 // (dynasoar/allocator/registry/registry.h) stands in for the enumeration the
 // allocator lacks (Springer & Masuhara 2019, Sec. 6). User classes are written exactly
@@ -28,7 +29,7 @@ namespace dynasoar {
 template <class Alloc>
 class ByteAllocatorHandle;
 
-/// Raw: a raw allocator of allocator/cmalloc (malloc(bytes), free(p), 16-byte
+/// Raw: a raw allocator (raw::RawAllocator: malloc(bytes), free(p), 16-byte
 /// aligned). Ts: every class that may be allocated, abstract ones included.
 template <class Raw, class... Ts>
 class ByteAllocator : public DeviceOps<ByteAllocator<Raw, Ts...>> {

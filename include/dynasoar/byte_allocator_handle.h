@@ -1,5 +1,5 @@
 // ByteAllocatorHandle: the host side of the API on a byte allocator (ByteAllocator).
-// It owns the raw allocator's pool (cmalloc::PoolHandle) and the generic
+// It owns the raw allocator's pool (raw::PoolHandle) and the generic
 // object registry, and offers what SoaAllocatorHandle offers, so that code written
 // against AllocatorHandle<A> runs unchanged on every back end:
 //
@@ -29,7 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "dynasoar/allocator/registry/registry.h"
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/allocator/registry/kernels.h"
@@ -52,7 +53,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   using Allocator = Alloc;
   /// The compile-time table of the allocator's classes (ids, layouts).
   using Registry = typename Alloc::Registry;
-  /// The raw byte allocator of allocator/cmalloc that holds the objects.
+  /// The raw byte allocator that holds the objects (a raw::RawAllocator).
   using Raw = typename Alloc::RawAllocator;
   /// Where the handle queues its work: a CUDA stream, or an empty tag in a host build.
   using Stream = platform::Stream;
@@ -103,7 +104,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     std::size_t i = 0;
     (
         [&] {
-          const std::uint64_t chunk = cmalloc::aligned_size(Alloc::template kObjectBytes<Ts>) + cmalloc::kAlignment;
+          const std::uint64_t chunk = raw::aligned_size(Alloc::template kObjectBytes<Ts>) + raw::kAlignment;
           bytes += objects[i] * chunk * 2;
           options.registry_capacity = std::max(options.registry_capacity, objects[i]);
           ++i;
@@ -131,16 +132,17 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     return *this;
   }
 
-  /// The pool goes with the handle; only CUDA's device heap stays, so the
-  /// objects still in it are freed first.
+  /// The pool goes with the handle; only a heap that outlives its pool
+  /// (CUDA's device heap) stays, so the objects still in it are freed first.
   ~ByteAllocatorHandle() { free_objects_in_device_heap(); }
 
  private:
-  /// On CUDA's device heap, which outlives the handle: frees the objects
-  /// the registry still lists (nothing for a moved-from handle, whose
-  /// registry is empty). Other pools are freed whole with the handle.
+  /// On a heap that outlives the pool (raw::PoolHandle::kHeapOutlivesPool:
+  /// CUDA's device heap): frees the objects the registry still lists
+  /// (nothing for a moved-from handle, whose registry is empty). Other
+  /// pools are freed whole with the handle.
   void free_objects_in_device_heap() noexcept {
-    if constexpr (Raw::kDeviceHeap) {
+    if constexpr (raw::PoolHandle<Raw>::kHeapOutlivesPool) {
       try {
         platform::synchronize(stream_);
         for (std::size_t t = 0; t < kNumTypes; ++t) {
@@ -167,7 +169,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   /// The stream every operation of this handle is queued on.
   Stream stream() const { return stream_; }
   /// The raw allocator's pool (size, fragmentation).
-  const cmalloc::PoolHandle<Raw>& pool() const { return pool_; }
+  const raw::PoolHandle<Raw>& pool() const { return pool_; }
   /// Bytes of the raw allocator's pool, without the registry arrays.
   std::uint64_t heap_bytes() const { return pool_.bytes(); }
 
@@ -277,21 +279,22 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
   }
 
  private:
-  // Room for n more objects of T in the registry (and, on AWMalloc, n that
-  // fit the pool together), before a creation kernel.
+  // Room for n more objects of T in the registry (and, on an allocator
+  // that reuses live memory, AWMalloc, n that fit the pool together),
+  // before a creation kernel.
   template <class T>
   void make_room(std::size_t n) {
-    if constexpr (std::is_same_v<Raw, cmalloc::AWMalloc>) {
+    if constexpr (raw::kReusesLiveMemory<Raw>) {
       // AWMalloc never fails a request that fits the pool: it wraps to the
       // pool's start, over memory still in use. Objects of one call that
       // together exceed the pool would overwrite each other; refuse them.
       // (An object larger than the pool fails by itself, with the flag.)
-      const std::uint64_t each = cmalloc::aligned_size(Alloc::template kObjectBytes<T>);
+      const std::uint64_t each = raw::aligned_size(Alloc::template kObjectBytes<T>);
       if (each <= pool_.bytes() && n > pool_.bytes() / each)
         throw OutOfMemory(std::string("dynasoar: parallel_new of ") + std::to_string(n) +
-                          " objects of " + std::to_string(each) +
-                          " bytes exceeds the AWMalloc pool of " + std::to_string(pool_.bytes()) +
-                          " bytes, and AWMalloc would hand out memory of objects this call made; "
+                          " objects of " + std::to_string(each) + " bytes exceeds the " +
+                          Raw::kName + " pool of " + std::to_string(pool_.bytes()) + " bytes, and " +
+                          Raw::kName + " would hand out memory of objects this call made; "
                           "nothing was made. Give AllocatorHandle a larger pool.");
     }
     compact(Alloc::template type_id<T>(), n);
@@ -351,7 +354,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     return names[type];
   }
   Stream stream_;
-  cmalloc::PoolHandle<Raw> pool_;
+  raw::PoolHandle<Raw> pool_;
   std::uint64_t initial_capacity_;
   platform::Buffer<registry::TypeEntries> types_;
   platform::Buffer<void*> entries_[kNumTypes];

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/platform/watchdog.h"
 
@@ -19,7 +19,7 @@ struct HandleOptions {
   /// (the ablations of paper Fig. 12c).
   soa::HeapOptions heap{};
   /// Byte allocators: settings of the raw allocator's pool (split policy, heaps).
-  cmalloc::PoolOptions pool{};
+  raw::PoolOptions pool{};
   /// Byte allocators: registry entries per class at first. An array grows
   /// (doubles) when a compaction finds it over half full and before
   /// parallel_new; a `new` that finds it full between compactions fails like

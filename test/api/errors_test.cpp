@@ -312,7 +312,7 @@ TYPED_TEST(ApiErrors, ObjectLargerThanTheMemoryThereIs) {
 
     // The raw pool API: malloc of more bytes than the pool has.
     using Raw = typename D::Alloc::RawAllocator;
-    dynasoar::cmalloc::PoolHandle<Raw> pool(std::uint64_t{64} << 10);
+    dynasoar::raw::PoolHandle<Raw> pool(std::uint64_t{64} << 10);
     Buffer<void*> out(1);
     const auto ask = [&](std::uint64_t bytes) {
       dynasoar::platform::parallel_for(1, MallocOnce<Raw>{pool.device(), bytes, out.data()});
@@ -570,7 +570,7 @@ TYPED_TEST(ApiErrors, ParallelNewOverTheLimit) {
     EXPECT_TRUE(contains(m, "AWMalloc would hand out memory of objects this call made")) << m;
     EXPECT_EQ(made, 0u);
     const std::size_t fit =
-        heap.heap_bytes() / dynasoar::cmalloc::aligned_size(
+        heap.heap_bytes() / dynasoar::raw::aligned_size(
                                 TestFixture::W::Handle::Allocator::template kObjectBytes<Whale>);
     heap.template parallel_new<Whale>(fit);
     EXPECT_EQ(heap.template count<Whale>(), fit);

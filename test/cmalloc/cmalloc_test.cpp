@@ -12,8 +12,12 @@
 #include <type_traits>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/cmalloc/circular_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
+#include "dynasoar/allocator/scatter/scatter_alloc.h"
+#include "dynasoar/allocator/xmalloc/xmalloc.h"
 #include "dynasoar/backend.h"
 #include "support/backends.h"
 #include "support/rng.h"
@@ -25,6 +29,8 @@ namespace dynasoar::cmalloc {
 namespace {
 
 using platform::Buffer;
+using raw::PoolHandle;
+using raw::PoolOptions;
 
 // --- the pre-split pattern (Eq. 1) ----------------------------------------------------
 
@@ -154,7 +160,7 @@ struct FreeKept {
 // the pool). A pool of its own is freed whole.
 template <class Alloc>
 void give_back_to_device_heap(const PoolHandle<Alloc>& pool, const Buffer<Held>& held) {
-  if constexpr (Alloc::kDeviceHeap && Alloc::kCanFree) {
+  if constexpr (PoolHandle<Alloc>::kHeapOutlivesPool && Alloc::kCanFree) {
     platform::parallel_for(held.size(), FreeKept<Alloc>{pool.device(), held.data()});
     platform::synchronize();
   }
@@ -234,7 +240,7 @@ class CMallocConformance : public ::testing::Test {
 // test of CudaMalloc or XMallocOnCudaMalloc (xmalloc_test.cpp) comes first.
 class SizeDeviceHeap : public ::testing::Environment {
  public:
-  void SetUp() override { PoolHandle<CudaMalloc> largest(kSec6PoolBytes); }
+  void SetUp() override { PoolHandle<cuda_malloc::CudaMalloc> largest(kSec6PoolBytes); }
 };
 [[maybe_unused]] ::testing::Environment* const kSizeDeviceHeap =
     ::testing::AddGlobalTestEnvironment(new SizeDeviceHeap);
@@ -256,7 +262,7 @@ TYPED_TEST_SUITE(CMallocConformance, Allocators, AllocatorNames);
 // (the default) and without it (paper 000 as written).
 template <class Alloc>
 std::vector<PoolOptions> pool_variants() {
-  if constexpr (!Alloc::kCircular) return {PoolOptions{}};
+  if constexpr (!kIsCircular<Alloc>) return {PoolOptions{}};
   PoolOptions plain;
   plain.coalesce = false;
   return {PoolOptions{}, plain};
@@ -294,7 +300,7 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
     std::sort(h.begin(), h.end(),
               [](const Held& a, const Held& b) { return a.address < b.address; });
     for (std::size_t i = 0; i < h.size(); ++i) {
-      if (!TypeParam::kDeviceHeap) {  // CUDA's heap lies where CUDA puts it
+      if constexpr (requires { pool.begin(); }) {  // CUDA's heap lies where CUDA puts it
         ASSERT_GE(h[i].address, pool.begin());
         ASSERT_LE(h[i].address + h[i].bytes, pool.end());
       }
@@ -349,7 +355,7 @@ TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
 TYPED_TEST(CMallocConformance, OutOfMemoryReturnsNullAndCorruptsNothing) {
   if (std::string(TypeParam::kName) == "AWMalloc")
     GTEST_SKIP() << "AWMalloc wraps instead of running out (Sec. 5.1)";
-  if (TypeParam::kDeviceHeap)
+  if (PoolHandle<TypeParam>::kHeapOutlivesPool)
     GTEST_SKIP() << "CudaMalloc: the device heap's size is fixed once a kernel allocated (an "
                     "earlier test did), "
                     "and the host's C library malloc does not run out";
@@ -412,7 +418,7 @@ struct FillFreeThenAskBig {
 // Whether Alloc is a multi-offset circular allocator (it has heaps).
 template <class Alloc>
 constexpr bool multi_offset() {
-  if constexpr (Alloc::kCircular)
+  if constexpr (kIsCircular<Alloc>)
     return Alloc::kMultiOffset;
   else
     return false;
@@ -424,7 +430,7 @@ constexpr bool multi_offset() {
 // larger request needs the room: an empty pool serves half its size. As the
 // paper has it (the option off) the same request fails.
 TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
-  if constexpr (!TypeParam::kCircular) {
+  if constexpr (!kIsCircular<TypeParam>) {
     GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
   } else {
     for (const bool merge : {true, false}) {
@@ -564,6 +570,9 @@ TYPED_TEST(CMallocConformance, WarpThatFreesAcrossAHeapStartKeepsIt) {
 namespace dynasoar::cmalloc {
 namespace {
 
+using raw::PoolHandle;
+using raw::PoolOptions;
+
 // snippet-begin: pool-kernel
 // One thread allocates n requests of `bytes` each, and frees every other one.
 template <class Alloc>
@@ -595,7 +604,7 @@ struct AllocateAndFree {
 // (Freeing lane by lane, each lane finds the next lane's chunk still used
 // and the pool keeps 32 chunks more; on the host a warp has one lane.)
 TYPED_TEST(CMallocConformance, WarpThatFreesTogetherLeavesThePoolAsItWas) {
-  if constexpr (!TypeParam::kCircular) {
+  if constexpr (!kIsCircular<TypeParam>) {
     GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
   } else {
     PoolOptions options;
@@ -643,7 +652,7 @@ TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
 // takes a chunk of 32 bytes (one header granule, one data granule), so that
 // the internal fragmentation is exactly (32 - 16) / 32.
 TYPED_TEST(CMallocConformance, FragmentationFollowsEquations2And3) {
-  if constexpr (!TypeParam::kCircular) {
+  if constexpr (!kIsCircular<TypeParam>) {
     GTEST_SKIP() << TypeParam::kName
                  << ": fragmentation is measured for the circular allocators (paper 000 Sec. 8)";
   } else {
@@ -683,6 +692,8 @@ TYPED_TEST(CMallocConformance, FragmentationFollowsEquations2And3) {
 
 namespace dynasoar::cmalloc {
 namespace {
+
+using raw::PoolHandle;
 
 // Paper 000 Sec. 6 as tests: the generic patterns with every byte range
 // filled and checked. counters: [0] nullptrs, [1] broken patterns,
@@ -741,7 +752,7 @@ struct ProbabilityStep {
 // After a test that freed everything, a circular pool has no used chunk.
 template <class Alloc>
 void expect_all_free(const PoolHandle<Alloc>& pool) {
-  if constexpr (Alloc::kCircular) {
+  if constexpr (kIsCircular<Alloc>) {
     EXPECT_EQ(pool.fragmentation([](const unsigned char*) { return std::uint64_t{0}; }).used_chunks,
               0u)
         << "memory still marked used after every allocation was freed";
@@ -826,6 +837,8 @@ TYPED_TEST(CMallocConformance, ProbabilityPatternOfSection6) {
 namespace dynasoar::cmalloc {
 namespace {
 
+using raw::PoolHandle;
+using raw::PoolOptions;
 using scatter::kPageBytes;
 using scatter::PageUsage;
 using scatter::ScatterAlloc;

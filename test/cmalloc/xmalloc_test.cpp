@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dynasoar/allocator/cmalloc/pool_handle.h"
+#include "dynasoar/allocator/raw/pool_handle.h"
 #include "support/rng.h"
 #include "support/sanitized.h"
 #include "support/stress_rounds.h"
@@ -23,8 +23,8 @@
 namespace dynasoar::xmalloc {
 namespace {
 
-using cmalloc::PoolHandle;
 using platform::Buffer;
+using raw::PoolHandle;
 using scatter::kPageBytes;
 using scatter::ScatterAlloc;
 
@@ -300,7 +300,7 @@ TEST(CMallocXMalloc, FullQueueHandsBlocksToTheUnderlyingAllocator) {
 // branch (XMalloc::attach). So the underlying allocator never coalesces,
 // whatever the pool's or XMalloc's options say.
 TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
-  cmalloc::PoolOptions pool_options;
+  raw::PoolOptions pool_options;
   pool_options.scatter.coalesce = true;
   PoolHandle<XMalloc> from_pool_options(std::uint64_t{64} * kPageBytes, pool_options);
   EXPECT_TRUE(from_pool_options.device().coalesce) << "XMalloc's own coalescing stays on";
@@ -313,7 +313,7 @@ TEST(CMallocXMalloc, UnderlyingAllocatorServesLeadersOnItsOneLanePath) {
   // And it searches from one active super block (XMalloc::attach; the
   // window of 8 failed CMallocXMalloc.WarpsThatFreeWholeBlocksTakeThemBack),
   // where the same options give ScatterAlloc alone a window of 4.
-  cmalloc::PoolOptions windowed;
+  raw::PoolOptions windowed;
   windowed.scatter.super_block_pages = 16;
   windowed.scatter.active_window = 4;
   PoolHandle<ScatterAlloc> alone(std::uint64_t{64} * kPageBytes, windowed);

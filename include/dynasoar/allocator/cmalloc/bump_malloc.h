@@ -13,51 +13,43 @@
 
 #include <cstdint>
 
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_memory.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/memory.h"
 
 namespace dynasoar::cmalloc {
 
-/// Every allocator of this family returns 16-byte aligned memory.
-inline constexpr std::uint64_t kAlignment = 16;
+// The raw layer's alignment and out-of-memory flag, which this family's
+// code names unqualified.
+using raw::aligned_size;
+using raw::kAlignment;
+using raw::kPoolOutOfMemory;
 
-/// Error flags raised in device code and reported by the pool's handle
-/// (cmalloc::PoolHandle::check_errors), for every raw allocator.
-enum PoolError : unsigned {
-  kPoolOk = 0,
-  /// A malloc returned nullptr.
-  kPoolOutOfMemory = 1,
-  /// free() was given a pointer that is no live allocation of this pool;
-  /// nothing was freed (allocators that check their pointers raise it).
-  kPoolBadFree = 2
-};
-
-/// `bytes` rounded up to a multiple of kAlignment; a request of 0 bytes takes 16.
-DYNASOAR_HD DYNASOAR_FORCEINLINE constexpr std::uint64_t aligned_size(std::uint64_t bytes) {
-  return bytes == 0 ? kAlignment : (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
+class BumpPool;
 
 /// What both bump allocators are: a pool with one offset counter that every
 /// request advances, and no list of chunks.
-struct BumpPool {
+struct BumpMalloc {
   /// False: free() does nothing and memory comes back only through reset().
   static constexpr bool kCanFree = false;
-  /// False: no chunk list; PoolHandle sets up a bump counter instead.
-  static constexpr bool kCircular = false;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
+  /// The host side of the pool: its memory and the offset counter.
+  using Pool = BumpPool;
 
   std::uint64_t mem;           ///< address of the pool (16-byte aligned)
   std::uint64_t bytes;         ///< pool size, a multiple of 16
   unsigned long long* offset;  ///< the paper's memOffset
-  unsigned* error;             ///< PoolError flags (see each allocator)
+  unsigned* error;             ///< raw::PoolError flags (see each allocator)
 
   /// Does nothing: a bump allocator cannot free (device and host code).
   DYNASOAR_HD void free(void*) const {}
 };
 
 /// Alg. 1: the offset only grows; the error flag is set once the pool is used up.
-struct AtomicMalloc : BumpPool {
+struct AtomicMalloc : BumpMalloc {
   /// Name used in error messages.
   static constexpr const char* kName = "AtomicMalloc";
   /// Name of the back end (CMake's DYNASOAR_BACKEND).
@@ -77,7 +69,7 @@ struct AtomicMalloc : BumpPool {
 
 /// Alg. 2, with 64-bit offsets: the offset wraps to the start of the pool;
 /// the error flag is set only for a request larger than the pool.
-struct AWMalloc : BumpPool {
+struct AWMalloc : BumpMalloc {
   /// Name used in error messages.
   static constexpr const char* kName = "AWMalloc";
   /// Name of the back end (CMake's DYNASOAR_BACKEND).
@@ -111,6 +103,40 @@ struct AWMalloc : BumpPool {
       }
     }
   }
+};
+
+/// The pool of a bump allocator on the host: its memory and the offset
+/// counter, owned by the raw::PoolHandle of AtomicMalloc or AWMalloc.
+class BumpPool {
+ public:
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, its counter zeroed
+  /// on `s`.
+  BumpPool(std::uint64_t bytes, const raw::PoolOptions&, platform::Stream s, BumpMalloc& alloc)
+      : memory_(bytes), counter_(1), stream_(s) {
+    alloc.mem = memory_.address();
+    counter_.zero(s);
+    alloc.bytes = memory_.bytes();
+    alloc.offset = counter_.data();
+  }
+
+  /// Pool bytes.
+  std::uint64_t bytes() const { return memory_.bytes(); }
+  /// Address range of the pool, for tests: [begin, end).
+  std::uint64_t begin() const { return memory_.address(); }
+  /// End of that range (see begin()).
+  std::uint64_t end() const { return memory_.address() + memory_.bytes(); }
+
+  /// Makes the whole pool free again (the allocators cannot free). Every
+  /// pointer from the pool must be dead. Waits for the stream.
+  void reset() {
+    counter_.zero(stream_);
+    platform::synchronize(stream_);
+  }
+
+ private:
+  raw::PoolMemory memory_;
+  platform::Buffer<unsigned long long> counter_;  // the paper's memOffset
+  platform::Stream stream_;
 };
 
 }  // namespace dynasoar::cmalloc

@@ -19,12 +19,23 @@
 // every other deviation from the paper.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/cmalloc/presplit.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_memory.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/warp.h"
 
 // Diagnostic counters (bench/cmalloc/cmalloc_probe builds with
@@ -59,13 +70,20 @@ __device__ unsigned long long counters[kCount];
 
 namespace dynasoar::cmalloc {
 
+using raw::aligned_size;
+using raw::kAlignment;
+using raw::kPoolOutOfMemory;
+
+template <class Alloc>
+class CircularPool;
+
 /// Largest pool of the circular allocators, in granules (31-bit offsets).
 inline constexpr std::uint64_t kMaxGranules = std::uint64_t{1} << 31;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
-// run time are in PoolOptions, pool_handle.h).
+// run time are in raw::PoolOptions).
 
-/// Merge on walk (PoolOptions::merge_on_walk): free chunks too small for its
+/// Merge on walk (raw::PoolOptions::merge_on_walk): free chunks too small for its
 /// request that a walk passes before it starts joining them. Fewer join a
 /// pool cut finer than its requests sooner, but also the pre-split's small
 /// chunks, which serve concurrent small requests.
@@ -88,8 +106,8 @@ inline constexpr std::uint32_t kFollowGranules = 16384;
 /// The circular-list allocators (Alg. 3, Sec. 5.2-5.4): `kFused` puts the used
 /// flag into the next-offset word, `kMulti` gives each multiprocessor its own
 /// offset. Trivially copyable: kernels receive it by value from
-/// PoolHandle::device(). Its fields and header helpers are public so that
-/// PoolHandle can set up the pool and walk the list on the host.
+/// raw::PoolHandle::device(). Its fields and header helpers are public so
+/// that its Pool (CircularPool) can set up the pool and walk the list on the host.
 template <bool kFused, bool kMulti>
 struct CircularMalloc {
   /// Name used in error messages: CMalloc, CFMalloc, CMMalloc or CFMMalloc.
@@ -100,10 +118,9 @@ struct CircularMalloc {
       kFused ? (kMulti ? "cfmmalloc" : "cfmalloc") : (kMulti ? "cmmalloc" : "cmalloc");
   /// True: free() returns chunks to the list.
   static constexpr bool kCanFree = true;
-  /// True: PoolHandle pre-splits the pool into a chunk list (Eq. 1).
-  static constexpr bool kCircular = true;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
+  /// The host side of the pool: its memory, pre-split into a chunk list
+  /// (Eq. 1), and the offsets.
+  using Pool = CircularPool<CircularMalloc>;
   /// Whether the used flag shares the 8-byte header word with the next offset.
   static constexpr bool kFusedHeader = kFused;
   /// Whether there is one offset (and heap region) per multiprocessor.
@@ -118,7 +135,7 @@ struct CircularMalloc {
   std::uint32_t max_frag;       ///< split a chunk larger than request * max_frag
   bool coalesce;                ///< serve the lanes of a warp with one walk (see malloc)
   std::uint32_t merge_after_small;  ///< merge on walk after this many free chunks too small (walk)
-  unsigned* error;              ///< PoolError flags, set when a walk finds no chunk
+  unsigned* error;              ///< raw::PoolError flags, set when a walk finds no chunk
 
   /// 16-byte aligned memory for `n` bytes, or nullptr (and the error flag)
   /// when a walk of two full circles found no free chunk large enough.
@@ -689,5 +706,151 @@ using CFMalloc = CircularMalloc<true, false>;
 using CMMalloc = CircularMalloc<false, true>;
 /// CFMalloc with one offset per multiprocessor (Sec. 5.4).
 using CFMMalloc = CircularMalloc<true, true>;
+
+/// Whether A is one of the circular allocators (CMalloc, CFMalloc, CMMalloc,
+/// CFMMalloc): a pool of a chunk list, with presplit() and fragmentation().
+template <class A>
+inline constexpr bool kIsCircular = false;
+/// The circular allocators (see above).
+template <bool kFused, bool kMulti>
+inline constexpr bool kIsCircular<CircularMalloc<kFused, kMulti>> = true;
+
+/// Fragmentation of a circular pool (Vinkler & Havran 2014 Sec. 8, after Steinberger et
+/// al.): regions are the chunks of the list, header included.
+struct PoolFragmentation {
+  std::uint64_t used_chunks = 0;         ///< chunks marked used (the sentinel excluded)
+  std::uint64_t free_chunks = 0;         ///< chunks marked free
+  std::uint64_t free_bytes = 0;          ///< bytes of the free chunks, headers included
+  std::uint64_t largest_free_bytes = 0;  ///< bytes of the largest free chunk
+  /// Eq. 2: mean over used chunks of (size - requested) / size.
+  double internal = 0;
+  /// Eq. 3: 1 - largest free chunk / all free bytes (0: all free memory in one piece).
+  double external = 0;
+};
+
+namespace detail {
+template <class Alloc>
+struct WriteChunks {  // the pre-split headers, one chunk per index
+  Alloc alloc;
+  PreSplit plan;
+  DYNASOAR_HD void operator()(std::size_t k) const {
+    const auto h = static_cast<std::uint32_t>(k / plan.chunks_per_heap());
+    const std::uint64_t i = k % plan.chunks_per_heap();
+    alloc.init_free(plan.chunk_start(h, i), plan.chunk_end(h, i));
+    if (k == 0) alloc.init_sentinel();
+  }
+};
+}  // namespace detail
+
+/// The pool of a circular allocator on the host: its memory, pre-split into
+/// the chunks of Eq. 1, and the offsets; owned by raw::PoolHandle<Alloc>.
+template <class Alloc>
+class CircularPool {
+ public:
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, pre-split on `s`.
+  /// Throws std::invalid_argument for a pool larger than 31-bit offsets
+  /// reach, settings it cannot use, or one too small for its heaps.
+  CircularPool(std::uint64_t bytes, const raw::PoolOptions& options, platform::Stream s,
+               Alloc& alloc)
+      : memory_(bytes), stream_(s) {
+    const std::uint64_t granules = bytes / kAlignment;
+    alloc.mem = memory_.address();
+    if (granules > kMaxGranules)
+      throw std::invalid_argument(std::string(Alloc::kName) + ": at most " +
+                                  std::to_string(kMaxGranules * kAlignment) +
+                                  " bytes (31-bit offsets)");
+    if (options.max_frag < 1)
+      throw std::invalid_argument(std::string(Alloc::kName) + ": max_frag must be >= 1");
+    if (options.heaps_per_processor < 1)
+      throw std::invalid_argument(std::string(Alloc::kName) +
+                                  ": heaps_per_processor must be >= 1");
+    const std::uint32_t heaps =
+        Alloc::kMultiOffset
+            ? (options.heaps != 0 ? options.heaps
+                                  : platform::processors() * options.heaps_per_processor)
+            : 1;
+    plan_ = PreSplit::plan(
+        granules, heaps,
+        static_cast<std::uint32_t>((options.min_chunk_bytes + kAlignment - 1) / kAlignment));
+    offsets_ = platform::Buffer<std::uint32_t>(heaps);
+    std::vector<std::uint32_t> roots(heaps);
+    for (std::uint32_t h = 0; h < heaps; ++h) roots[h] = plan_.heap_start(h);
+    offsets_.copy_from_host(roots.data(), heaps, 0, s);
+    alloc.granules = static_cast<std::uint32_t>(granules);
+    alloc.heaps = heaps;
+    alloc.per_processor = options.heaps_per_processor;
+    alloc.region = plan_.region;
+    alloc.offsets = offsets_.data();
+    alloc.max_frag = options.max_frag;
+    alloc.coalesce = options.coalesce;
+    alloc.merge_after_small = options.merge_on_walk ? kMergeAfterSmall : ~std::uint32_t{0};
+    platform::parallel_for(static_cast<std::size_t>(plan_.chunks_per_heap() * heaps),
+                           detail::WriteChunks<Alloc>{alloc, plan_}, s);
+  }
+
+  /// Pool bytes.
+  std::uint64_t bytes() const { return memory_.bytes(); }
+  /// Address range of the pool, for tests: [begin, end).
+  std::uint64_t begin() const { return memory_.address(); }
+  /// End of that range (see begin()).
+  std::uint64_t end() const { return memory_.address() + memory_.bytes(); }
+  /// The pre-split pattern.
+  const PreSplit& presplit() const { return plan_; }
+
+  /// Walks the chunk list (a copy on the host; no kernel may run meanwhile)
+  /// and measures its fragmentation. `requested(data)` gives the bytes asked
+  /// for by the allocation whose data starts at `data` (a host pointer into
+  /// the copy), so that callers who store the size (the object API does, in
+  /// its header) can report Eq. 2 exactly.
+  template <class Requested>
+  PoolFragmentation fragmentation(Requested&& requested) const {
+    const std::vector<std::uint64_t> words = memory_.to_vector(stream_);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(words.data());
+    const std::uint32_t sentinel = plan_.granules - 1;
+    PoolFragmentation f;
+    double internal_sum = 0;
+    for (std::uint32_t g = 0; g < sentinel;) {
+      std::uint32_t next = 0;
+      bool used = false;
+      if constexpr (Alloc::kFusedHeader) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, bytes + kAlignment * g + 8, sizeof w);
+        used = (w & Alloc::kUsedBit) != 0;
+        next = static_cast<std::uint32_t>(w) & ~Alloc::kUsedBit;
+      } else {
+        std::uint32_t flag = 0;
+        std::memcpy(&flag, bytes + kAlignment * g + 8, sizeof flag);
+        std::memcpy(&next, bytes + kAlignment * g + 12, sizeof next);
+        used = (flag & 1u) != 0;
+      }
+      if (next <= g || next > sentinel)
+        throw std::runtime_error(std::string(Alloc::kName) + ": corrupt chunk list at granule " +
+                                 std::to_string(g));
+      const std::uint64_t size = std::uint64_t{next - g} * kAlignment;
+      if (used) {
+        ++f.used_chunks;
+        const std::uint64_t asked = requested(bytes + kAlignment * (std::uint64_t{g} + 1));
+        internal_sum +=
+            static_cast<double>(size - std::min(asked, size)) / static_cast<double>(size);
+      } else {
+        ++f.free_chunks;
+        f.free_bytes += size;
+        f.largest_free_bytes = std::max(f.largest_free_bytes, size);
+      }
+      g = next;
+    }
+    f.internal = f.used_chunks == 0 ? 0.0 : internal_sum / static_cast<double>(f.used_chunks);
+    f.external = f.free_bytes == 0 ? 0.0
+                                   : 1.0 - static_cast<double>(f.largest_free_bytes) /
+                                               static_cast<double>(f.free_bytes);
+    return f;
+  }
+
+ private:
+  raw::PoolMemory memory_;
+  platform::Stream stream_;
+  PreSplit plan_{};
+  platform::Buffer<std::uint32_t> offsets_;  // the paper's memOffset, per heap
+};
 
 }  // namespace dynasoar::cmalloc

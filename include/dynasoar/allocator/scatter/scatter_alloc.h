@@ -1,5 +1,5 @@
 // ScatterAlloc (Steinberger, Kenzel, Kainz and Schmalstieg, InPar 2012;
-// Steinberger et al. 2012) behind the raw API of the CMalloc family:
+// Steinberger et al. 2012) behind the raw allocators' API:
 // malloc(bytes) and free(p) in device and host code, 16-byte aligned memory,
 // an error flag. The pool is cut into pages of one chunk size each, grouped
 // into regions and super blocks with fill levels (Sec. 5.1, 5.4); a request
@@ -13,16 +13,25 @@
 #include <stdexcept>
 #include <string>
 
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_memory.h"
+#include "dynasoar/allocator/raw/pool_options.h"
+#include "dynasoar/allocator/scatter/options.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::scatter {
 
-using cmalloc::aligned_size;
-using cmalloc::kAlignment;
+using raw::aligned_size;
+using raw::kAlignment;
+using raw::kPoolBadFree;
+using raw::kPoolOutOfMemory;
+
+class ScatterPool;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
 // run time are in Options below).
@@ -46,52 +55,6 @@ static_assert(kMaxChunks < (1u << 15),
               "a grant packs a page's chunk count in 16 bits and its base in 15");
 static_assert(kMaxChunks % 64 == 0, "a page's bit field is whole 64-bit words");
 
-/// The error flag a bad free raises (cmalloc::PoolError's, named here too).
-enum ScatterError : unsigned {
-  /// free() was given a pointer that is no live allocation of this pool;
-  /// nothing was freed.
-  kPoolBadFree = cmalloc::kPoolBadFree
-};
-
-/// Settings of a ScatterAlloc pool (PoolOptions::scatter), read when the
-/// pool is made.
-struct Options {
-  /// Pages per super block (Sec. 8: 8 MiB super blocks of 4 KiB pages).
-  /// Larger super blocks give the searches that start in one more room, but
-  /// a nearly full one is searched region by region.
-  std::uint32_t super_block_pages = 2048;
-  /// Pages per region, whose count of full pages lets a search skip it
-  /// (Sec. 5.4; the paper gives no size): smaller regions skip more
-  /// precisely, at more counters to read. Must divide super_block_pages.
-  std::uint32_t region_pages = 16;
-  /// A page whose chunks are at most max_frag times the request serves it
-  /// (Alg. alloc line 3): larger values find a page sooner, at more internal
-  /// fragmentation.
-  std::uint32_t max_frag = 2;
-  /// k_S of Eq. 3 (Sec. 8: 38183).
-  std::uint32_t k_size = 38183;
-  /// k_mp of Eq. 3 (Sec. 8: 17497).
-  std::uint32_t k_mp = 17497;
-  /// Not in the paper: each warp slot (%warpid) of a multiprocessor starts
-  /// as many pages further as a warp's requests of the size fill, and visits
-  /// the regions of a super block in steps of a per-warp stride. Eq. 3 alone
-  /// sends every warp of a multiprocessor to one page, and a linear scan
-  /// then walks past every page the warps before it filled. Off: Eq. 3 and
-  /// a linear scan, as in the paper.
-  bool spread = true;
-  /// Serve the lanes of a warp that ask for the same size with one search
-  /// and one reservation (malloc). Off: every lane for itself.
-  bool coalesce = true;
-  /// Not in the paper: super blocks in which searches start. Multiprocessor
-  /// mp starts in super block active + mp mod active_window (at most the
-  /// pool's super blocks), so that the warps of a large GPU spread over
-  /// this many super blocks instead of filling the paper's one active super
-  /// block (Sec. 5.4). A wider window spreads the searches further, at a
-  /// slower fill of the pool to exhaustion; 1: the paper's single active
-  /// super block.
-  std::uint32_t active_window = 8;
-};
-
 /// A page's entry of the usage table (Sec. 5.2, Fig. 1).
 struct PageUsage {
   /// 0: not split; 16..kPageBytes: the size of its chunks; kRunHead | n: the
@@ -112,8 +75,8 @@ struct PageUsage {
 };
 
 /// ScatterAlloc's device allocator: trivially copyable, passed to kernels by
-/// value (cmalloc::PoolHandle<ScatterAlloc>::device()). Its fields are public
-/// for the handle and for tests that inspect the usage table.
+/// value (raw::PoolHandle<ScatterAlloc>::device()). Its fields are public
+/// for its Pool (ScatterPool) and for tests that inspect the usage table.
 struct ScatterAlloc {
   /// Name used in error messages.
   static constexpr const char* kName = "ScatterAlloc";
@@ -121,12 +84,10 @@ struct ScatterAlloc {
   static constexpr const char* kBackend = "scatter_alloc";
   /// True: free() returns chunks to their pages.
   static constexpr bool kCanFree = true;
-  /// False: no chunk list of the circular allocators.
-  static constexpr bool kCircular = false;
-  /// False: the pool is a buffer owned by PoolHandle.
-  static constexpr bool kDeviceHeap = false;
-  /// The settings PoolHandle passes to metadata_words and attach.
+  /// The settings its Pool passes to metadata_words and attach.
   using Options = scatter::Options;
+  /// The host side of the pool: its memory and its side table.
+  using Pool = ScatterPool;
 
   /// Chunk word of the first page of a run, or'ed with the run's pages.
   static constexpr std::uint32_t kRunHead = 0x80000000u;
@@ -157,19 +118,12 @@ struct ScatterAlloc {
   std::uint32_t k_mp;           ///< k_mp of Eq. 3
   bool spread;                  ///< see Options::spread
   bool coalesce;                ///< see Options::coalesce
-  unsigned* error;              ///< cmalloc::PoolError and ScatterError flags
+  unsigned* error;              ///< raw::PoolError flags
 
   // --- set-up (host) ------------------------------------------------------------------
 
-  /// The settings of a pool made from the handle's cmalloc::PoolOptions: its
-  /// member `scatter`.
-  template <class PoolOptions>
-  static Options options_from(const PoolOptions& po) {
-    return po.scatter;
-  }
-
   /// 64-bit words of side table (usage table and counters) for a pool of
-  /// `bytes`. PoolHandle allocates them zeroed: every page unsplit and free.
+  /// `bytes`. Its Pool allocates them zeroed: every page unsplit and free.
   static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
     const std::uint64_t pages = bytes / kPageBytes;
     const std::uint64_t supers =
@@ -344,7 +298,7 @@ struct ScatterAlloc {
   }
 
   DYNASOAR_HD void* fail() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(kPoolOutOfMemory));
     return nullptr;
   }
   DYNASOAR_HD void bad_free() const {
@@ -769,6 +723,39 @@ struct ScatterAlloc {
     const std::uint64_t h = platform::mix64(address) % (std::uint64_t{4} * pages_in(s));
     if (static_cast<std::int64_t>(h) < room) platform::atomic_compare_exchange(active, current, s);
   }
+};
+
+/// The pool of ScatterAlloc on the host: its memory and its zeroed side
+/// table (usage table and fill levels); owned by raw::PoolHandle<ScatterAlloc>.
+class ScatterPool {
+ public:
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, with the settings
+  /// of `options.scatter`.
+  ScatterPool(std::uint64_t bytes, const raw::PoolOptions& options, platform::Stream s,
+              ScatterAlloc& alloc)
+      : ScatterPool(bytes, options.scatter, s, alloc) {}
+
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, its side table
+  /// zeroed on `s`. Throws std::invalid_argument for a pool of no page or
+  /// settings ScatterAlloc cannot use (ScatterAlloc::attach).
+  ScatterPool(std::uint64_t bytes, const Options& options, platform::Stream s, ScatterAlloc& alloc)
+      : memory_(bytes) {
+    const std::uint64_t words = ScatterAlloc::metadata_words(memory_.bytes(), options);
+    metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
+    metadata_.zero(s);
+    alloc.attach(memory_.address(), memory_.bytes(), metadata_.data(), options);
+  }
+
+  /// Pool bytes.
+  std::uint64_t bytes() const { return memory_.bytes(); }
+  /// Address range of the pool, for tests: [begin, end).
+  std::uint64_t begin() const { return memory_.address(); }
+  /// End of that range (see begin()).
+  std::uint64_t end() const { return memory_.address() + memory_.bytes(); }
+
+ private:
+  raw::PoolMemory memory_;
+  platform::Buffer<std::uint64_t> metadata_;  // the side table
 };
 
 }  // namespace dynasoar::scatter

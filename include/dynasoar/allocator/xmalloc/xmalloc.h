@@ -18,18 +18,23 @@
 #include <type_traits>
 
 #include "dynasoar/allocator/xmalloc/block_queues.h"
-#include "dynasoar/allocator/cmalloc/bump_malloc.h"
 #include "dynasoar/allocator/cuda_malloc/cuda_malloc.h"
+#include "dynasoar/allocator/raw/alignment.h"
+#include "dynasoar/allocator/raw/pool_error.h"
+#include "dynasoar/allocator/raw/pool_memory.h"
+#include "dynasoar/allocator/raw/pool_options.h"
 #include "dynasoar/allocator/scatter/scatter_alloc.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/config.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
 #include "dynasoar/platform/warp.h"
 
 namespace dynasoar::xmalloc {
 
-using cmalloc::aligned_size;
-using cmalloc::kAlignment;
+using raw::aligned_size;
+using raw::kAlignment;
 
 // Tuning constants, fixed at compile time (the settings a pool chooses at
 // run time are in BasicOptions below).
@@ -103,12 +108,14 @@ struct UnderlyingTraits<scatter::ScatterAlloc> {
   static constexpr std::uint32_t kQueueAttempts = kScatterQueueAttempts;
   /// Queues per size class by default: kScatterDefaultQueues.
   static constexpr std::uint32_t kDefaultQueues = kScatterDefaultQueues;
+  /// False: the pool is memory of its own, which ScatterAlloc lays out.
+  static constexpr bool kDeviceHeap = false;
 };
 /// CUDA's device malloc has no settings of its own.
 struct NoUnderlyingOptions {};
 /// XMalloc over CUDA's device malloc (the paper's set-up; no back end).
 template <>
-struct UnderlyingTraits<cmalloc::CudaMalloc> {
+struct UnderlyingTraits<cuda_malloc::CudaMalloc> {
   using Options = NoUnderlyingOptions;                            ///< none
   static constexpr const char* kName = "XMallocOnCudaMalloc";     ///< name in messages
   static constexpr const char* kBackend = "xmalloc_on_cuda_malloc";  ///< its kBackend (no back end)
@@ -117,6 +124,9 @@ struct UnderlyingTraits<cmalloc::CudaMalloc> {
   static constexpr std::uint32_t kQueueAttempts = kCudaMallocQueueAttempts;
   /// Queues per size class by default: kCudaMallocDefaultQueues.
   static constexpr std::uint32_t kDefaultQueues = kCudaMallocDefaultQueues;
+  /// True: the pool is CUDA's device heap, whose blocks lie where CUDA puts
+  /// them and which outlives the pool.
+  static constexpr bool kDeviceHeap = true;
 };
 
 /// Settings of an XMalloc pool, read when the pool is made; `kQueues` is
@@ -152,10 +162,13 @@ struct Geometry {
   std::uint32_t slots = 2;   ///< per queue, a power of two
 };
 
+template <class Under>
+class XMallocPool;
+
 /// XMalloc's device allocator in front of `Under` (scatter::ScatterAlloc or
-/// cmalloc::CudaMalloc): trivially copyable, passed to kernels by value
-/// (cmalloc::PoolHandle<...>::device()). Its fields are public for the
-/// handle and for tests that inspect the queues and headers.
+/// cuda_malloc::CudaMalloc): trivially copyable, passed to kernels by value
+/// (raw::PoolHandle<...>::device()). Its fields are public for its Pool
+/// (XMallocPool) and for tests that inspect the queues and headers.
 template <class Under>
 struct XMallocOn {
   /// Name used in error messages.
@@ -164,18 +177,15 @@ struct XMallocOn {
   static constexpr const char* kBackend = UnderlyingTraits<Under>::kBackend;
   /// True: free() returns pieces to their blocks and blocks to the queues.
   static constexpr bool kCanFree = true;
-  /// False: no chunk list of the circular allocators.
-  static constexpr bool kCircular = false;
   /// True: memory freed by the program is not all free for other sizes at
   /// once: a block stays taken until its last piece is freed, and freed
   /// blocks wait in the queues. Pools under churn need room beyond the live
   /// objects (the examples' default_pool_bytes reads this).
   static constexpr bool kHoldsFreedBlocks = true;
-  /// As the underlying allocator: over ScatterAlloc the pool is a buffer
-  /// owned by PoolHandle; over CUDA's malloc it is CUDA's device heap (and
-  /// PoolHandle still gives the queues their side table).
-  static constexpr bool kDeviceHeap = Under::kDeviceHeap;
-  /// The settings PoolHandle passes to metadata_words and attach.
+  /// The host side of the pool: over ScatterAlloc its memory, over CUDA's
+  /// malloc the device heap's size; and the queues' side table.
+  using Pool = XMallocPool<Under>;
+  /// The settings its Pool passes to metadata_words and attach.
   using Options = BasicOptions<typename UnderlyingTraits<Under>::Options,
                                UnderlyingTraits<Under>::kDefaultQueues>;
 
@@ -189,19 +199,9 @@ struct XMallocOn {
   BlockQueues buffers;     ///< the queues of free blocks, `queues` per class
   std::uint32_t queues;    ///< queues per class (a power of two)
   bool coalesce;           ///< see Options::coalesce
-  unsigned* error;         ///< cmalloc::PoolError flags
+  unsigned* error;         ///< raw::PoolError flags
 
   // --- set-up (host) ------------------------------------------------------------------
-
-  /// The settings of a pool made from the handle's cmalloc::PoolOptions:
-  /// its `coalesce`, and its `scatter` for an underlying ScatterAlloc.
-  template <class PoolOptions>
-  static Options options_from(const PoolOptions& po) {
-    Options o;
-    o.coalesce = po.coalesce;
-    if constexpr (kOnScatter) o.underlying = po.scatter;
-    return o;
-  }
 
   /// The queues of a pool of `bytes`: the options' numbers, cut down so that
   /// a class's queues hold at most one block per KiB of pool.
@@ -219,7 +219,7 @@ struct XMallocOn {
   }
 
   /// 64-bit words of side table for a pool of `bytes`: the underlying
-  /// allocator's, its error word, the anchor, and the queues. PoolHandle
+  /// allocator's, its error word, the anchor, and the queues. Its Pool
   /// allocates them zeroed, which is a valid state: every queue empty, no
   /// anchor yet.
   static std::uint64_t metadata_words(std::uint64_t bytes, const Options& o) {
@@ -270,7 +270,7 @@ struct XMallocOn {
   }
 
   /// The queues of all classes. When a pool on CUDA's device heap goes,
-  /// PoolHandle gives the blocks they hold back to CUDA's malloc, one
+  /// its Pool gives the blocks they hold back to CUDA's malloc, one
   /// drain_queue per queue, since that heap outlives the pool (a pool of its
   /// own is freed whole).
   std::uint64_t queue_count() const { return std::uint64_t{kClasses} * queues; }
@@ -453,6 +453,7 @@ struct XMallocOn {
 
  private:
   static constexpr bool kOnScatter = std::is_same_v<Under, scatter::ScatterAlloc>;
+  static constexpr bool kDeviceHeap = UnderlyingTraits<Under>::kDeviceHeap;
 
   // Words of the underlying allocator's side table (none for CUDA's malloc).
   static std::uint64_t underlying_words(std::uint64_t bytes, const Options& o) {
@@ -479,11 +480,11 @@ struct XMallocOn {
   }
 
   DYNASOAR_HD std::uint64_t fail() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolOutOfMemory));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(raw::kPoolOutOfMemory));
     return 0;
   }
   DYNASOAR_HD void bad_free() const {
-    platform::atomic_fetch_or(error, static_cast<unsigned>(cmalloc::kPoolBadFree));
+    platform::atomic_fetch_or(error, static_cast<unsigned>(raw::kPoolBadFree));
   }
 
   static constexpr std::uint32_t kQueueAttempts = UnderlyingTraits<Under>::kQueueAttempts;
@@ -612,6 +613,110 @@ struct XMallocOn {
 using XMalloc = XMallocOn<scatter::ScatterAlloc>;
 /// XMalloc in front of CUDA's device malloc (the C library's in a host
 /// build): the paper's set-up, for the raw benchmark and tests.
-using XMallocOnCudaMalloc = XMallocOn<cmalloc::CudaMalloc>;
+using XMallocOnCudaMalloc = XMallocOn<cuda_malloc::CudaMalloc>;
+
+namespace detail {
+template <class Alloc>
+struct DrainQueue {  // one queue's blocks back to the device heap
+  Alloc alloc;
+  DYNASOAR_HD void operator()(std::size_t q) const {
+    alloc.drain_queue(static_cast<std::uint32_t>(q));
+  }
+};
+}  // namespace detail
+
+/// The pool of XMallocOn<Under> on the host: over ScatterAlloc its memory,
+/// over CUDA's malloc the device heap, sized for it; and the zeroed side
+/// table of the queues (and of ScatterAlloc). Owned by raw::PoolHandle.
+template <class Under>
+class XMallocPool {
+  using Alloc = XMallocOn<Under>;
+  static constexpr bool kOnDeviceHeap = UnderlyingTraits<Under>::kDeviceHeap;
+
+ public:
+  /// XMalloc's settings (Alloc::Options).
+  using Options = typename Alloc::Options;
+  /// Over CUDA's malloc: allocations still live when the pool goes stay in
+  /// CUDA's heap.
+  static constexpr bool kHeapOutlivesPool = kOnDeviceHeap;
+
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, with the settings
+  /// of `pool_options`: its `coalesce`, and its `scatter` for an underlying
+  /// ScatterAlloc; the rest at XMalloc's defaults.
+  XMallocPool(std::uint64_t bytes, const raw::PoolOptions& pool_options, platform::Stream s,
+              Alloc& alloc)
+      : XMallocPool(bytes, options_from(pool_options), s, alloc) {}
+
+  /// A pool of `bytes` (rounded down to 16) for `alloc`, its side table
+  /// zeroed on `s`. Throws std::invalid_argument where XMallocOn::attach
+  /// does, and over CUDA's malloc where the device heap cannot be had
+  /// (cuda_malloc::reserve_device_heap).
+  XMallocPool(std::uint64_t bytes, const Options& options, platform::Stream s, Alloc& alloc)
+      : stream_(s) {
+    std::uint64_t pool_bytes = bytes / kAlignment * kAlignment;
+    if constexpr (kOnDeviceHeap) {
+      pool_bytes = heap_bytes_ = cuda_malloc::reserve_device_heap(pool_bytes);
+    } else {
+      memory_ = raw::PoolMemory(bytes);
+    }
+    const std::uint64_t words = Alloc::metadata_words(pool_bytes, options);
+    metadata_ = platform::Buffer<std::uint64_t>(words == 0 ? 1 : words);
+    metadata_.zero(s);
+    alloc.attach(memory_.address(), pool_bytes, metadata_.data(), options);
+    alloc_ = alloc;
+  }
+
+  XMallocPool(const XMallocPool&) = delete;
+  XMallocPool& operator=(const XMallocPool&) = delete;
+  /// Takes over `other`'s pool, which is left empty.
+  XMallocPool(XMallocPool&&) noexcept = default;
+  /// Frees the pool. Over CUDA's malloc, the blocks the queues hold go back
+  /// to CUDA's heap first, since it outlives the pool; allocations still
+  /// live stay there, as they would with CudaMalloc.
+  ~XMallocPool() { give_back_held_blocks(); }
+
+  /// Pool bytes (over CUDA's malloc: the device heap's size, which may
+  /// exceed the request if an earlier pool set it larger).
+  std::uint64_t bytes() const { return kOnDeviceHeap ? heap_bytes_ : memory_.bytes(); }
+  /// Address range of the pool, for tests: [begin, end) (over ScatterAlloc).
+  std::uint64_t begin() const
+    requires(!kOnDeviceHeap)
+  {
+    return memory_.address();
+  }
+  /// End of that range (see begin()).
+  std::uint64_t end() const
+    requires(!kOnDeviceHeap)
+  {
+    return memory_.address() + memory_.bytes();
+  }
+
+ private:
+  static Options options_from(const raw::PoolOptions& po) {
+    Options o;
+    o.coalesce = po.coalesce;
+    if constexpr (!kOnDeviceHeap) o.underlying = po.scatter;
+    return o;
+  }
+
+  // See the destructor. Nothing for a moved-from pool (no side table).
+  void give_back_held_blocks() noexcept {
+    if constexpr (kOnDeviceHeap) {
+      if (metadata_.size() == 0) return;
+      try {
+        platform::parallel_for(static_cast<std::size_t>(alloc_.queue_count()),
+                               detail::DrainQueue<Alloc>{alloc_}, stream_);
+        platform::synchronize(stream_);
+      } catch (...) {  // a destructor must not throw; the blocks stay in CUDA's heap
+      }
+    }
+  }
+
+  platform::Stream stream_;
+  Alloc alloc_{};                             // the allocator as set up, for the give-back
+  std::uint64_t heap_bytes_ = 0;              // over CUDA's malloc: the device heap's size
+  raw::PoolMemory memory_;                    // over ScatterAlloc: the pool
+  platform::Buffer<std::uint64_t> metadata_;  // the side table
+};
 
 }  // namespace dynasoar::xmalloc
