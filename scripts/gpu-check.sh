@@ -99,7 +99,7 @@ sanitize_one() {
   # churn of thousands of threads that runs clean without the tool, also in a
   # kernel with no code of this project (docs/results.md, "The CudaMalloc
   # finding"): that one test leaves memcheck's run.
-  [[ $tool == memcheck && $name == cmalloc_test ]] && filter='-*CudaMalloc.FreedMemoryIsReusedWithoutOverlap'
+  [[ $tool == memcheck && $name == raw_test ]] && filter='-*CudaMalloc.FreedMemoryIsReusedWithoutOverlap'
   DYNASOAR_SANITIZER=1 DYNASOAR_STRESS_ROUNDS=${SANITIZE_ROUNDS:-40} timeout "${SANITIZE_TIMEOUT:-300}" \
     compute-sanitizer --tool "$tool" --error-exitcode 99 "$t" --gtest_filter="$filter" >"$log" 2>&1; rc=$?
   {

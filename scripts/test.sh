@@ -39,7 +39,7 @@ summary+=("reference documentation (Doxygen, no warnings): PASSED")
 step "host tier under ThreadSanitizer (build-tsan)"
 cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \
   -DDYNASOAR_BUILD_BENCH=OFF -DDYNASOAR_BUILD_EXAMPLES=OFF
-cmake --build build-tsan -j "$JOBS" --target platform_test api_test errors_test tree_insert_test watchdog_test bitmap_test bitmap_stress_test soa_test soa_stress_test soa_layout_test cmalloc_test backend_test
+cmake --build build-tsan -j "$JOBS" --target platform_test api_test errors_test tree_insert_test watchdog_test bitmap_test bitmap_stress_test soa_test soa_stress_test soa_layout_test raw_test backend_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/test/cmalloc/tsan.supp" \
   ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog)' -j "$JOBS" --output-on-failure --no-tests=error
 summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog)' -N | tail -1)  PASSED")
