@@ -66,7 +66,7 @@ __global__ void fill(typename W::Alloc alloc, unsigned long long* made, int limi
 }
 
 // One `new` and one `destroy` per thread: the register cost of the object
-// API's allocation on each back end (paper 000 Table 1's concern).
+// API's allocation on each back end (Vinkler & Havran 2014, Table 1's concern).
 template <class W>
 __global__ void one_new_destroy(typename W::Alloc alloc, int* sink) {
   auto* p = new (alloc) typename W::Obj(1);

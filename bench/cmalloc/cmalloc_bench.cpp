@@ -1,5 +1,5 @@
 // Benchmarks of the raw allocators of the CMalloc family and of CUDA's device
-// malloc on the GPU (not tests); paper 000 Sec. 6-7.
+// malloc on the GPU (not tests); Vinkler & Havran 2014 Sec. 6-7.
 //
 // 1. survey: one million allocations per launch, freed by a second launch
 //    (where the allocator can free): 16-byte requests one per thread,
@@ -20,7 +20,7 @@
 //    one timed fill to exhaustion (it cannot be repeated on a full pool),
 //    with the utilisation reached. Not for CUDA malloc, whose heap is sized
 //    once for the survey (backend_bench fills it), nor AWMalloc, which wraps.
-// 5. magnify: paper 002's Fig. 2 microbenchmark, for the throughput
+// 5. magnify: Huang et al. 2013's Fig. 2 microbenchmark, for the throughput
 //    magnification of XMalloc over the allocator under it. 2^20 worker
 //    threads each allocate an int, write it and free it, in one launch; 1,
 //    2, 4, ..., 32 workers per warp (the other lanes idle). A fresh pool
@@ -132,7 +132,7 @@ __global__ void probability_kernel(Alloc a, void** slot, std::uint64_t bytes, un
 }
 
 // One malloc and one free per thread (Table 1); kPaper: the uncoalesced
-// malloc of paper 000 (circular allocators).
+// malloc of Vinkler & Havran 2014 (circular allocators).
 template <class Alloc, bool kPaper>
 __global__ void one_alloc_free(Alloc a, std::uint64_t bytes, int* sink) {
   void* p = nullptr;
@@ -290,7 +290,7 @@ std::vector<PoolVariant> survey_variants(const Options& opt) {
     // regions one after the other): what scatter.md's deviation buys. And
     // without warp coalescing: the allocator under XMalloc as XMalloc runs
     // it (xmalloc.h), the baseline of XMalloc's throughput magnification
-    // (paper 002 Sec. 5).
+    // (Huang et al. 2013, Sec. 5).
     PoolOptions paper, uncoalesced;
     paper.scatter.spread = false;
     uncoalesced.scatter.coalesce = false;
@@ -475,7 +475,7 @@ void registers(dynasoar::bench::Csv& csv) {
   }
 }
 
-// --- 5. paper 002's magnification ------------------------------------------------------------
+// --- 5. Huang et al. 2013's magnification ------------------------------------------------------------
 
 template <class Alloc>
 void magnify(dynasoar::bench::Csv& csv, const Options& o) {
@@ -550,7 +550,7 @@ void run_all(dynasoar::bench::Csv& csv, const Options& o, const dynasoar::bench:
 }
 
 // Every raw allocator of dynasoar/backend_list.h, and XMalloc in front of
-// CUDA's malloc (paper 002's set-up, no back end of its own).
+// CUDA's malloc (Huang et al. 2013's set-up, no back end of its own).
 using Benched = dynasoar::model::Concat<dynasoar::backend::RawAllocators,
                                         dynasoar::model::TypeList<dynasoar::xmalloc::XMallocOnCudaMalloc>>;
 

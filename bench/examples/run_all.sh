@@ -54,7 +54,7 @@ run nbody nbody --bodies 20000 --steps 3000 --rtol 0.02
 run nbody-collisions nbody --bodies 20000 --steps 3000 --collisions --rtol 0.02
 run gol-soup gol --width 2048 --height 2048 --steps 300 --density 0.3
 run gol-acorn-large gol --pattern example/gol/patterns/acorn.cells --width 12699 --height 12652 --steps 300
-# k-d tree build (paper 000 Table 3 sizes reach 2.2M triangles), one line per scene
+# k-d tree build (Vinkler & Havran 2014, Table 3 sizes reach 2.2M triangles), one line per scene
 run kdtree-soup kdtree --scene soup --triangles 2000000
 run kdtree-surface kdtree --scene surface --triangles 2000000
 run kdtree-clustered kdtree --scene clustered --triangles 2000000

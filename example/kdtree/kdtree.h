@@ -1,4 +1,4 @@
-// k-d tree build (paper 000 Sec. 6 "[DS]" and Table 3): the interface
+// k-d tree build (Vinkler & Havran 2014, Sec. 6 "[DS]" and Table 3): the interface
 // between the command line (main.cpp, host code) and a build: objects.cpp
 // on a back end of the framework, raw.cpp on a raw allocator with one
 // variable-size malloc per reference array, or baseline.cpp on the host.
@@ -101,7 +101,7 @@ std::vector<Triangle> make_scene(const Config& c);
 std::vector<Box> triangle_bounds(const std::vector<Triangle>& tris);
 Box scene_bounds(const std::vector<Box>& bounds);
 
-/// Pool or heap for a build of n triangles: paper 000 sets 200 times the
+/// Pool or heap for a build of n triangles: Vinkler & Havran 2014 sets 200 times the
 /// root array (800 bytes per triangle); the object forms need more (a node
 /// object per 1/3 triangle and a 140-byte chunk per leaf: on the host, 100K
 /// clustered triangles took 64 MiB with CFMMalloc objects), so 1536 bytes

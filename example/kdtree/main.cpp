@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   using namespace dynasoar::example;
   return guarded_main([&]() -> int {
     CLI::App app{
-        "k-d tree build with per-node triangle reference arrays (paper 000 Sec. 6 [DS], Table 3)"};
+        "k-d tree build with per-node triangle reference arrays (Vinkler & Havran 2014, Sec. 6 [DS], Table 3)"};
     kdtree::Config c;
     CommonOptions o;
     CLI::Option* scene = app.add_option("--scene", c.scene, "procedural scene")

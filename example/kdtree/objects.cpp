@@ -1,4 +1,4 @@
-// The k-d tree build of paper 000 Sec. 6 ("[DS] Data structure build") as
+// The k-d tree build of Vinkler & Havran 2014 Sec. 6 ("[DS] Data structure build") as
 // an SMMO program: tree nodes are Node objects, and a node's triangle
 // references are a chain of fixed-size RefChunk objects (the object
 // allocators have no variable-size request, so the paper's one array per

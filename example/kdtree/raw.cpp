@@ -1,4 +1,4 @@
-// The k-d tree build of paper 000 Sec. 6 ("[DS]") as the paper runs it: each
+// The k-d tree build of Vinkler & Havran 2014 Sec. 6 ("[DS]") as the paper runs it: each
 // node's triangle references are one array of exactly count * 4 bytes from
 // the raw device API of an allocator of the CMalloc family or CUDA's malloc
 // (`p = alloc.malloc(bytes)`, `alloc.free(p)`), so the requests vary in size
@@ -32,7 +32,7 @@ namespace dynasoar::example::kdtree {
 namespace {
 
 // The raw allocator of the back end this program is built for. AtomicMalloc
-// never frees: paper 000's lower bound on the build time.
+// never frees: Vinkler & Havran 2014's lower bound on the build time.
 static_assert(backend::KeepingRawBackend<backend::Selected>,
               "the raw k-d tree build needs a raw allocator whose memory stays valid until it is freed: "
               "a back end marked `raw keeps` in dynasoar/backend_list.h");
@@ -209,7 +209,7 @@ struct FreeLeaves {
 };
 
 /// Bytes of the largest chunk of a fresh pool of `bytes`: for the circular
-/// allocators the root chunk of the pre-split pattern (paper 000 Eq. 1; one
+/// allocators the root chunk of the pre-split pattern (Vinkler & Havran 2014, Eq. 1; one
 /// pattern per multiprocessor for CMMalloc and CFMMalloc), else the pool.
 template <class A = Raw>  // a template, so that the discarded branch may name what A lacks
 std::uint64_t largest_chunk(std::uint64_t bytes) {

@@ -1,4 +1,4 @@
-// The k-d tree build's rules (paper 000 Sec. 6 "[DS] Data structure build"),
+// The k-d tree build's rules (Vinkler & Havran 2014, Sec. 6 "[DS] Data structure build"),
 // shared by every form of the build (objects.cpp on the back ends of the
 // framework, raw.cpp on the raw allocators, baseline.cpp on the host) and by
 // the verification, so that all of them build the same tree and check it

@@ -1,4 +1,4 @@
-// The unit that splits a node (paper 000 Sec. 6: "a warp is the unit of
+// The unit that splits a node (Vinkler & Havran 2014, Sec. 6: "a warp is the unit of
 // computation and thus only a single thread of a warp dynamically allocates
 // memory"). The lanes of a warp that reach a level's split together take
 // the warp's open nodes one after another; for each, every lane classifies

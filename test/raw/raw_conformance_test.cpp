@@ -153,7 +153,7 @@ class SizeDeviceHeap : public ::testing::Environment {
     ::testing::AddGlobalTestEnvironment(new SizeDeviceHeap);
 
 // Every raw allocator of dynasoar/backend_list.h (the back ends marked
-// `raw`), and XMalloc in front of CUDA's malloc (paper 002's set-up; no back
+// `raw`), and XMalloc in front of CUDA's malloc (Huang et al. 2013's set-up; no back
 // end of its own).
 using Allocators = test::GTestTypes<
     model::Concat<backend::RawAllocators, model::TypeList<xmalloc::XMallocOnCudaMalloc>>>::type;
@@ -166,7 +166,7 @@ struct AllocatorNames {
 TYPED_TEST_SUITE(CMallocConformance, Allocators, AllocatorNames);
 
 // The circular allocators run their concurrent tests with warp coalescing
-// (the default) and without it (paper 000 as written).
+// (the default) and without it (Vinkler & Havran 2014, as written).
 template <class Alloc>
 std::vector<PoolOptions> pool_variants() {
   if constexpr (!kIsCircular<Alloc>) return {PoolOptions{}};
@@ -224,7 +224,7 @@ TYPED_TEST(CMallocConformance, ConcurrentAllocationsAreDisjointAlignedAndIntact)
 // break while its owner holds it.
 TYPED_TEST(CMallocConformance, FreedMemoryIsReusedWithoutOverlap) {
   if (!TypeParam::kCanFree)
-    GTEST_SKIP() << TypeParam::kName << " cannot free (paper 000 Sec. 4.1, 5.1)";
+    GTEST_SKIP() << TypeParam::kName << " cannot free (Vinkler & Havran 2014, Sec. 4.1, 5.1)";
   const std::size_t workers = this->workers();
   // At least 320 rounds: fewer would not move twice the pool through it (checked below).
   const int rounds = std::max(test::stress_rounds(platform::kCudaBuild ? 640 : 20000), 320);
@@ -341,7 +341,7 @@ TYPED_TEST(CMallocConformance, EmptiedPoolServesALargeRequest) {
     GTEST_SKIP() << TypeParam::kName << ": the chunk list is specific to the circular allocators";
   } else {
     for (const bool merge : {true, false}) {
-      SCOPED_TRACE(merge ? "merge on walk (default)" : "merge on free only (paper 000)");
+      SCOPED_TRACE(merge ? "merge on walk (default)" : "merge on free only (Vinkler & Havran 2014)");
       PoolOptions options;
       options.heaps = 1;
       options.merge_on_walk = merge;
@@ -561,7 +561,7 @@ TYPED_TEST(CMallocConformance, HeapsPerProcessorSetsTheNumberOfHeaps) {
 TYPED_TEST(CMallocConformance, FragmentationFollowsEquations2And3) {
   if constexpr (!kIsCircular<TypeParam>) {
     GTEST_SKIP() << TypeParam::kName
-                 << ": fragmentation is measured for the circular allocators (paper 000 Sec. 8)";
+                 << ": fragmentation is measured for the circular allocators (Vinkler & Havran 2014, Sec. 8)";
   } else {
     PoolOptions options;
     options.heaps = 1;

@@ -161,7 +161,7 @@ struct ResetScript {
 };
 
 // A page's chunk size is set by the first request and reset when its last
-// chunk is freed (paper 003 Sec. 5.2, Alg. free lines 10-16); the region
+// chunk is freed (Steinberger et al. 2012, Sec. 5.2, Alg. free lines 10-16); the region
 // counts the page as full while it is (Sec. 5.4).
 TEST(CMallocScatter, ChunkSizeOfAPageResetsWhenItEmpties) {
   PoolHandle<ScatterAlloc> pool(kPageBytes);  // one page

@@ -1,4 +1,4 @@
-// XMalloc's own invariants (paper 002): coalesced blocks go back only with
+// XMalloc's own invariants (Huang et al. 2013): coalesced blocks go back only with
 // their last piece (Sec. 5.1), full queues hand blocks to the underlying
 // ScatterAlloc (Sec. 5.2), and after a contended churn every block is
 // accounted for: held by its pieces' owners or queued, never both, and
