@@ -16,31 +16,14 @@
 #include "example/viewer/render.h"
 #include "example/viewer/session.h"
 #include "example/viewer/window.h"
+#include "test/support/temp_dir.h"
 
 namespace dynasoar::example::viewer {
 namespace {
 
 constexpr Rgba kRed{255, 0, 0, 255};
 
-// A fresh folder for a test's files, removed afterwards. The process id
-// keeps parallel runs (ctest -j, two build folders) apart.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("dynasoar_viewer_test_" + name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
+using dynasoar::test::TempDir;
 
 TEST(Canvas, SetsAndClipsPixels) {
   Canvas c(4, 3);
@@ -221,7 +204,7 @@ TEST(Render, KdtreeSplitPlanesInTheViewsThatSeeThemEdgeOn) {
 }
 
 TEST(Session, SnapshotsSortByStep) {
-  const TempDir dir("session");
+  const TempDir dir("viewer_test_session");
   Options o;
   o.snapshot_dir = (dir / "frames").string();  // created by the session
   Session s(o, "wator", "wa-tor", 500);

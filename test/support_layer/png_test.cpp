@@ -14,29 +14,12 @@
 #include "dynasoar/support/image.h"
 #include "dynasoar/support/png.h"
 #include "dynasoar/support/snapshots.h"
+#include "support/temp_dir.h"
 
 namespace dynasoar::support {
 namespace {
 
-// A fresh folder for a test's files, removed afterwards. The process id
-// keeps parallel runs (ctest -j, two build folders) apart.
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("dynasoar_png_test_" + name + "_" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
+using dynasoar::test::TempDir;
 
 TEST(Image, StartsOpaqueBlackAndClipsWrites) {
   Image image(4, 3);
@@ -51,7 +34,7 @@ TEST(Image, StartsOpaqueBlackAndClipsWrites) {
 }
 
 TEST(Png, WritesAndReadsBackEveryPixel) {
-  const TempDir dir("roundtrip");
+  const TempDir dir("png_test_roundtrip");
   Image image(7, 5);
   for (int y = 0; y < 5; ++y)
     for (int x = 0; x < 7; ++x)
@@ -67,7 +50,7 @@ TEST(Png, WritesAndReadsBackEveryPixel) {
 }
 
 TEST(Png, RejectsWhatIsNotAPng) {
-  const TempDir dir("notpng");
+  const TempDir dir("png_test_notpng");
   const std::string path = (dir / "frame.png").string();
   std::ofstream(path) << "not a picture";
   EXPECT_THROW(read_png(path), std::runtime_error);
@@ -75,7 +58,7 @@ TEST(Png, RejectsWhatIsNotAPng) {
 }
 
 TEST(Snapshots, NamesSortByStepAndFilesReadBack) {
-  const TempDir dir("snapshots");
+  const TempDir dir("png_test_snapshots");
   const Snapshots snapshots((dir / "frames").string(), "walkers", 500);  // creates the folder
   EXPECT_TRUE(std::filesystem::is_directory(dir / "frames"));
   EXPECT_EQ(snapshots.path(100), (dir / "frames" / "walkers_000100.png").string());
@@ -89,7 +72,7 @@ TEST(Snapshots, NamesSortByStepAndFilesReadBack) {
 }
 
 TEST(Snapshots, SaysWhenTheFolderCannotBeMade) {
-  const TempDir dir("blocked");
+  const TempDir dir("png_test_blocked");
   std::ofstream(dir / "file") << "a file, not a folder";
   try {
     Snapshots((dir / "file" / "frames").string(), "x");
