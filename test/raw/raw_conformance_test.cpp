@@ -94,7 +94,6 @@ void give_back_to_device_heap(const PoolHandle<Alloc>& pool, const Buffer<Held>&
   }
 }
 
-
 // Workers that allocate, fill, check and free at random, holding up to
 // kSlots allocations each. counters: [0] nullptrs, [1] broken patterns.
 template <class Alloc>
