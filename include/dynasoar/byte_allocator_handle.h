@@ -35,6 +35,7 @@
 #include "dynasoar/byte_allocator.h"
 #include "dynasoar/allocator/registry/kernels.h"
 #include "dynasoar/handle_options.h"
+#include "dynasoar/model/visit.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/platform/error.h"
 #include "dynasoar/platform/executor.h"
@@ -187,7 +188,7 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
           [&](unsigned type) { live[type] = compact(type, 0); });
       model::for_each_concrete<Registry, T, kWithSubclasses>([&](unsigned type) {
         if (live[type] == 0) return;
-        platform::WatchedOperation op = platform::watched_do_all<T, Method>(pretty_class_name(type));
+        platform::WatchedOperation op = platform::watched_do_all<T, Method>(model::class_name<Registry>(type));
         op.objects = static_cast<long long>(live[type]);
         const auto watched = watchdog_.watch(op);
         const registry::detail::DoAllEntries<T, Method, decltype(pack)> each{entries_[type].data(), pack,
@@ -346,13 +347,6 @@ class ByteAllocatorHandle final : public HandleOps<ByteAllocatorHandle<Alloc>> {
     return live;
   }
 
-  // The compiler's name of class `type` (platform::pretty_type_name), for the watchdog.
-  static const char* pretty_class_name(unsigned type) {
-    static const auto names = []<class... Ts>(model::TypeList<Ts...>) {
-      return std::array<const char*, sizeof...(Ts)>{platform::pretty_type_name<Ts>()...};
-    }(typename Registry::Types{});
-    return names[type];
-  }
   Stream stream_;
   raw::PoolHandle<Raw> pool_;
   std::uint64_t initial_capacity_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "dynasoar/allocator/raw/pool_options.h"
+#include "dynasoar/allocator/soa/defrag_options.h"
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/platform/watchdog.h"
 
@@ -18,6 +19,9 @@ struct HandleOptions {
   /// DynaSOAr heap: warp coalescing, bitmap rotation, active-block searches
   /// (the ablations of paper Fig. 12c).
   soa::HeapOptions heap{};
+  /// DynaSOAr heap and BitmapAlloc: compaction by itself after parallel_do
+  /// (off by default; docs/guide/moving-objects.md).
+  soa::DefragPolicy defrag{};
   /// Byte allocators: settings of the raw allocator's pool (split policy, heaps).
   raw::PoolOptions pool{};
   /// Byte allocators: registry entries per class at first. An array grows

@@ -112,6 +112,11 @@ concept BackendHandle = requires(H& h, const H& ch, unsigned type) {
   { h.type_statistics(type) } -> std::same_as<TypeStatistics>;  // occupancy of one class
 };
 
+/// Whether the objects of allocator A can move: compaction
+/// (parallel_defrag) and checkpoints. The DynaSOAr heap and BitmapAlloc.
+template <class A>
+inline constexpr bool kCanMoveObjects = requires { requires A::kMovesObjects; };
+
 /// The operations of every allocator handle (parallel_new, parallel_do,
 /// count, statistics), on top of the hooks of BackendHandle: H derives from
 /// HandleOps<H> (CRTP). create_one_by_one below serves a back end whose
@@ -187,6 +192,17 @@ class HandleOps {
     run_do_all<T, Method, false>(std::forward<Args>(args)...);
   }
 
+  /// Heap compaction (the DynaSOAr heap and BitmapAlloc have their own,
+  /// SoaAllocatorHandle::parallel_defrag): a byte allocator's objects do
+  /// not move, so a program that compacts is refused at compile time.
+  template <class T, class... Options>
+  void parallel_defrag(const Options&...) {
+    static_assert(sizeof(T) == 0,
+                  "parallel_defrag: this back end cannot move objects; only the DynaSOAr heap (dynasoar) and "
+                  "BitmapAlloc (bitmap_alloc) compact. Build the program for one of them, or leave the call out "
+                  "for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+  }
+
   /// Live objects of T and its subclasses (H::count_type per class). Waits
   /// for the stream.
   template <class T>
@@ -238,6 +254,7 @@ class HandleOps {
     // behind the kernels, so the host waits once (a wait and then the copy
     // were two round trips of the blocking call).
     self.check_errors();
+    if constexpr (requires { self.after_blocking_do_all(); }) self.after_blocking_do_all();
   }
 
  protected:

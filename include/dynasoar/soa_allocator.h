@@ -67,6 +67,8 @@ class HeapAllocator : public DeviceOps<HeapAllocator<L, Ts...>> {
   static constexpr soa::Layout kLayout = L;
   /// Name of the back end in error messages.
   static constexpr const char* kBackendName = soa::backend_name(L);
+  /// Its objects can move (parallel_defrag, checkpoints): dynasoar::kCanMoveObjects.
+  static constexpr bool kMovesObjects = true;
   /// Whether DeviceOps::device_do_staged uses for_each_object_staged below
   /// (define DYNASOAR_STAGED_DEVICE_DO=1 to switch it on). Off by default:
   /// the staged walk has been slower than the plain one.

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "dynasoar/allocator/soa/defrag.h"
 #include "dynasoar/allocator/soa/heap_storage.h"
 #include "dynasoar/allocator/soa/launch.h"
 #include "dynasoar/handle_options.h"
@@ -71,7 +72,11 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// more blocks than a bitmap can index, and dynasoar::CudaError if device
   /// memory runs out.
   explicit SoaAllocatorHandle(std::uint64_t heap_bytes, HandleOptions options = {}, Stream s = {})
-      : stream_(s), heap_(heap_bytes, options.heap, s), watchdog_(options.watchdog_seconds, s) {
+      : stream_(s),
+        heap_(heap_bytes, options.heap, s),
+        defrag_policy_(options.defrag),
+        watchdog_(options.watchdog_seconds, s) {
+    check_defrag_options(options.defrag.options);
     platform::synchronize(s);
   }
 
@@ -148,6 +153,57 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       });
     }
   }
+
+  /// Compacts the objects of T and of its concrete subclasses (the original
+  /// DynaSOAr's parallel_defrag, after CompactGpu, ISMM 2019): the objects
+  /// of blocks at most F/(F+1) full move into free slots of other such
+  /// blocks of their class, the emptied blocks are freed, and every pointer
+  /// field of every live object that may point to a moved object is
+  /// rewritten (move/object_fields.h says which fields those are).
+  /// Pointers to T held anywhere else (arrays of your own, an ObjectTable)
+  /// are not: they go stale. Throws std::logic_error, moving nothing, for a
+  /// class made by parallel_new_indexed, whose table holds its pointers.
+  /// Blocking: waits for the work queued before and for the compaction.
+  template <class T>
+  soa::DefragResult parallel_defrag(const soa::DefragOptions& o = {}) {
+    check_defrag_options(o);
+    check_errors();
+    model::for_each_concrete<Registry, T>([&](unsigned type) {
+      if ((indexed_types_ >> type) & 1u)
+        throw std::logic_error("parallel_defrag: the objects of " + std::string(model::class_name<Registry>(type)) +
+                               " were made by parallel_new_indexed, and its table holds their pointers; "
+                               "they cannot move. Compact the classes whose objects come and go.");
+    });
+    soa::DefragResult total;
+    model::for_each_concrete_constant<Registry, T>(
+        [&](auto type_constant) { total += defrag_class<decltype(type_constant)::value>(o); });
+    return total;
+  }
+
+  /// The policy of HandleOptions::defrag, after a blocking parallel_do
+  /// (HandleOps::run_do_all): every `every`-th call, each concrete class
+  /// not made by parallel_new_indexed whose candidates make `min_share` of
+  /// its blocks is compacted. A no-op while the policy is off.
+  void after_blocking_do_all() {
+    if (!defrag_policy_.enabled || ++do_alls_since_look_ < defrag_policy_.every) return;
+    do_alls_since_look_ = 0;
+    for_each_class_constant([&](auto type_constant) {
+      constexpr unsigned kType = decltype(type_constant)::value;
+      if ((indexed_types_ >> kType) & 1u) return;
+      soa::DefragScratch& scratch = defrag_scratch();
+      const std::uint64_t candidates =
+          soa::defrag_candidates(heap_, scratch, kType, defrag_policy_.options, stream_);
+      const bit_index blocks = heap_.block_count(kType).read(stream_);
+      const double share = blocks == 0 ? 0.0 : static_cast<double>(candidates) / static_cast<double>(blocks);
+      clear_candidates(candidates);
+      if (candidates > defrag_policy_.options.retained + defrag_policy_.options.factor &&
+          share >= defrag_policy_.min_share)
+        policy_result_ += defrag_class<kType>(defrag_policy_.options);
+    });
+  }
+
+  /// What the policy's compactions did so far (all classes together).
+  soa::DefragResult defrag_policy_result() const { return policy_result_; }
 
   /// BackendHandle hook of statistics<T>(): blocks and objects of the
   /// concrete class with id `type`. Waits for the stream.
@@ -231,6 +287,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = (n + cap - 1) / cap;
+    indexed_types_ |= std::uint64_t{1} << type;  // its table holds pointers: parallel_defrag leaves it
     // The free blocks, counted and searched for a run in one copy of the
     // free-block bitmap's lowest level (one wait for the stream).
     const std::vector<BitmapHandle::word> free_level0 =
@@ -274,6 +331,44 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                                        stream_);
   }
 
+  // f(std::integral_constant<unsigned, id>) for every concrete class.
+  template <class F>
+  static void for_each_class_constant(F&& f) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (
+          [&] {
+            if constexpr (Registry::kCapacityById[I] != 0) f(std::integral_constant<unsigned, I>{});
+          }(),
+          ...);
+    }(std::make_index_sequence<kNumTypes>{});
+  }
+
+  static void check_defrag_options(const soa::DefragOptions& o) {
+    if (o.factor < 1 || o.factor > 63)
+      throw std::invalid_argument("parallel_defrag: DefragOptions::factor is " + std::to_string(o.factor) +
+                                  "; it must be 1 to 63 (a block at most F/(F+1) full is compacted)");
+  }
+
+  soa::DefragScratch& defrag_scratch() {
+    if (!defrag_scratch_) defrag_scratch_ = std::make_unique<soa::DefragScratch>(num_blocks(), stream_);
+    return *defrag_scratch_;
+  }
+
+  // The compaction of one concrete class (soa::defrag_class).
+  template <unsigned kType>
+  soa::DefragResult defrag_class(const soa::DefragOptions& o) {
+    return soa::defrag_class<Registry, kType>(heap_, defrag_scratch(), o, stream_);
+  }
+
+  // Clears the marks of `n` listed candidates without compacting (the policy's look).
+  void clear_candidates(std::uint64_t n) {
+    soa::DefragScratch& scratch = defrag_scratch();
+    if (n != 0)
+      platform::parallel_for(n, soa::detail::ClearDefragMarks{scratch.list(), 0, scratch.candidates().device(),
+                                                              scratch.record_of()},
+                             stream_);
+  }
+
   // debug::check_consistency (dynasoar/debug.h).
   std::string check_consistency() const { return heap_.check_consistency(stream_); }
 
@@ -294,6 +389,11 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   Stream stream_;
   soa::HeapStorage<Registry> heap_;
+  soa::DefragPolicy defrag_policy_;
+  unsigned do_alls_since_look_ = 0;
+  soa::DefragResult policy_result_;
+  std::uint64_t indexed_types_ = 0;  // classes made by parallel_new_indexed
+  std::unique_ptr<soa::DefragScratch> defrag_scratch_;
   platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
 };
 

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <cstddef>
+#include <array>
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 
 #include "dynasoar/platform/bits.h"
+#include "dynasoar/platform/names.h"
 #include "dynasoar/platform/config.h"
 
 namespace dynasoar::model {
@@ -38,6 +40,16 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE void for_each_concrete_constant(F&& f) {
         }(),
         ...);
   }(std::make_index_sequence<Registry::kNumTypes>{});
+}
+
+/// The compiler's name of the registered class with id `type`
+/// (platform::pretty_type_name), for messages. Host only.
+template <class Registry>
+const char* class_name(unsigned type) {
+  static const auto names = []<class... Ts>(TypeList<Ts...>) {
+    return std::array<const char*, sizeof...(Ts)>{platform::pretty_type_name<Ts>()...};
+  }(typename Registry::Types{});
+  return names[type];
 }
 
 }  // namespace dynasoar::model

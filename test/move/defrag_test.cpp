@@ -1,0 +1,388 @@
+// Heap compaction (parallel_defrag, after CompactGpu, ISMM 2019) on both
+// block layouts. A graph of nodes, springs and tags is built, most of it is
+// destroyed by a do-all that also creates new objects (so the survivors sit
+// in scattered slots of many blocks), and then each class is compacted.
+// Afterwards: the same objects exist, each once, with the same field
+// values; every pointer field leads to a live object of a right class and
+// to the same object (by id) as before; fewer blocks are in use; and the
+// block states agree with the bitmaps (paper App. A.5).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <dynasoar/debug.h>
+#include <dynasoar/dynasoar.h>
+
+#define MOVE_TEST_ALLOCATOR dynasoar::SoaAllocator
+#define MOVE_TEST_NAMESPACE soa_graph
+#include "move/graph_model.h"
+#undef MOVE_TEST_ALLOCATOR
+#undef MOVE_TEST_NAMESPACE
+#define MOVE_TEST_ALLOCATOR dynasoar::BitmapAllocator
+#define MOVE_TEST_NAMESPACE aos_graph
+#include "move/graph_model.h"
+#undef MOVE_TEST_ALLOCATOR
+#undef MOVE_TEST_NAMESPACE
+
+namespace {
+
+using dynasoar::platform::Buffer;
+
+template <class Ns>
+struct Model;
+struct SoaTag {};
+struct AosTag {};
+#define MOVE_TEST_MODEL(TagT, ns)     \
+  template <>                         \
+  struct Model<TagT> {                \
+    using Alloc = ns::Alloc;          \
+    using NodeBase = ns::NodeBase;    \
+    using Node = ns::Node;            \
+    using Anchor = ns::Anchor;        \
+    using Spring = ns::Spring;        \
+    using Tag = ns::Tag;              \
+    static constexpr int kDegree = ns::kDegree; \
+  };
+MOVE_TEST_MODEL(SoaTag, soa_graph)
+MOVE_TEST_MODEL(AosTag, aos_graph)
+#undef MOVE_TEST_MODEL
+
+enum Kind : unsigned { kNode = 0, kAnchor = 1, kSpring = 2, kTag = 3, kKinds = 4 };
+constexpr std::uint32_t kBorn = 1u << 20;  // ids of objects made during the destroying do-all
+
+DYNASOAR_HD inline bool dies(unsigned kind, std::uint32_t id) {
+  return dynasoar::platform::mix64(kind * 1000003ull + id) % 10 < 7;
+}
+
+/// Builds the graph: n nodes (every fifth an Anchor), m springs, m tags.
+template <class M>
+struct Create {
+  typename M::Alloc alloc;
+  typename M::NodeBase** nodes;
+  typename M::Spring** springs;
+  typename M::Tag** tags;
+  std::size_t n, m;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const auto id = static_cast<std::uint32_t>(i);
+    if (i < n) {
+      if (i % 5 == 0)
+        nodes[i] = new (alloc) typename M::Anchor(id);
+      else
+        nodes[i] = new (alloc) typename M::Node(id);
+    }
+    if (i < m) {
+      springs[i] = new (alloc) typename M::Spring(id);
+      tags[i] = new (alloc) typename M::Tag(id);
+    }
+  }
+};
+
+template <class M>
+struct Link {
+  typename M::NodeBase** nodes;
+  typename M::Spring** springs;
+  typename M::Tag** tags;
+  std::size_t n, m;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    if (i < n) {
+      typename M::NodeBase* node = nodes[i];
+      for (int d = 0; d < M::kDegree; ++d) node->springs[d] = springs[(i * M::kDegree + d) % m];
+      node->degree = M::kDegree;
+      if (M::Alloc::template is_a<typename M::Node>(node))
+        static_cast<typename M::Node*>(node)->buddy = nodes[(i * 13 + 5) % n];
+    }
+    if (i < m) {
+      springs[i]->a = nodes[i % n];
+      springs[i]->b = nodes[(i * 7 + 1) % n];
+      tags[i]->spring = springs[(i * 3) % m];
+    }
+  }
+};
+
+template <class M>
+DYNASOAR_HD unsigned kind_of(const void* p) {
+  if (M::Alloc::template is_a<typename M::Anchor>(p)) return kAnchor;
+  if (M::Alloc::template is_a<typename M::Node>(p)) return kNode;
+  if (M::Alloc::template is_a<typename M::Spring>(p)) return kSpring;
+  return kTag;
+}
+
+/// Nulls every pointer to an object that the next do-all destroys (all
+/// objects are still alive during this one).
+template <class M>
+struct Unlink {
+  DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
+    for (int d = 0; d < M::kDegree; ++d) {
+      typename M::Spring* s = node->springs[d];
+      if (s != nullptr && dies(kSpring, s->id)) node->springs[d] = nullptr;
+    }
+    if (M::Alloc::template is_a<typename M::Node>(node)) {
+      auto* self = static_cast<typename M::Node*>(node);
+      typename M::NodeBase* b = self->buddy;
+      if (b != nullptr && dies(kind_of<M>(b), b->id)) self->buddy = nullptr;
+    }
+  }
+  DYNASOAR_HD void operator()(typename M::Spring* s) const {
+    typename M::NodeBase* a = s->a;
+    typename M::NodeBase* b = s->b;
+    if (a != nullptr && dies(kind_of<M>(a), a->id)) s->a = nullptr;
+    if (b != nullptr && dies(kind_of<M>(b), b->id)) s->b = nullptr;
+  }
+  DYNASOAR_HD void operator()(typename M::Tag* t) const {
+    typename M::Spring* s = t->spring;
+    if (s != nullptr && dies(kSpring, s->id)) t->spring = nullptr;
+  }
+};
+
+/// Destroys the objects that die; every third dying spring makes a new
+/// tag at the same time (allocation beside the destroys).
+template <class M>
+struct Kill {
+  typename M::Alloc alloc;
+  template <class C>
+  DYNASOAR_HD void operator()(C* obj) const {
+    const unsigned kind = kind_of<M>(obj);
+    const std::uint32_t id = obj->id;
+    if (id >= kBorn || !dies(kind, id)) return;
+    if (kind == kSpring && id % 3 == 0) new (alloc) typename M::Tag(kBorn + id);
+    dynasoar::destroy(alloc, obj);
+  }
+};
+
+/// Per object: counts its id, adds a hash of its fields and of the ids its
+/// pointers lead to, and counts pointers that lead to no live object of a
+/// right class and fields whose values changed.
+template <class M>
+struct Census {
+  dynasoar::soa::HeapState* heap;
+  unsigned* seen;                  // [kind][id]: kKinds * (2 * kBorn)
+  unsigned long long* out;         // [0] signature, [1] objects, [2] bad pointers, [3] bad values
+  DYNASOAR_HD bool live(const void* p, std::uint64_t classes) const {
+    const auto bits = reinterpret_cast<std::uint64_t>(p);
+    const unsigned type = dynasoar::soa::pointer_type(bits);
+    if (((classes >> type) & 1u) == 0) return false;
+    const std::uint64_t offset = dynasoar::soa::pointer_block(bits) - heap->blocks;
+    if (offset >= std::uint64_t{heap->free_blocks.capacity()} * heap->block_bytes) return false;
+    const auto block = static_cast<dynasoar::bit_index>(offset / heap->block_bytes);
+    // A freed block keeps its last class in its header and sets every bit
+    // of its allocation bitmap: only the class's block bitmap tells.
+    if (!heap->allocated[type].get(block) || heap->header(block)->type != type) return false;
+    return ((heap->live_slots(block, type) >> dynasoar::soa::pointer_slot(bits)) & 1u) != 0;
+  }
+  template <class P>
+  DYNASOAR_HD std::uint64_t follow(P* p) const {
+    if (p == nullptr) return 0x9e37;
+    using Registry = typename M::Alloc::Registry;
+    if (!live(p, Registry::template kConcreteSubtypes<P>)) {
+      dynasoar::platform::atomic_fetch_add(out + 2, 1ull);
+      return 1;
+    }
+    return p->id + 1ull;
+  }
+  DYNASOAR_HD void add(unsigned kind, std::uint32_t id, std::uint64_t h, bool values_ok) const {
+    dynasoar::platform::atomic_fetch_add(seen + kind * (2 * kBorn) + id, 1u);
+    dynasoar::platform::atomic_fetch_add(out, static_cast<unsigned long long>(
+                                                  dynasoar::platform::mix64(h ^ (std::uint64_t{kind} << 40 | id))));
+    dynasoar::platform::atomic_fetch_add(out + 1, 1ull);
+    if (!values_ok) dynasoar::platform::atomic_fetch_add(out + 3, 1ull);
+  }
+  DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
+    std::uint64_t h = static_cast<std::uint64_t>(static_cast<int>(node->degree));
+    for (int d = 0; d < M::kDegree; ++d) h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
+    const unsigned kind = kind_of<M>(node);
+    bool ok = node->degree == M::kDegree;
+    if (kind == kNode) {
+      auto* self = static_cast<typename M::Node*>(node);
+      h = dynasoar::platform::mix64(h + follow<typename M::NodeBase>(self->buddy));
+      ok = ok && static_cast<float>(self->pos) == static_cast<float>(node->id) * 0.5f;
+    } else {
+      ok = ok && static_cast<double>(static_cast<typename M::Anchor*>(node)->weight) == node->id * 2.0;
+    }
+    add(kind, node->id, h, ok);
+  }
+  DYNASOAR_HD void operator()(typename M::Spring* s) const {
+    const std::uint64_t h = dynasoar::platform::mix64(follow<typename M::NodeBase>(s->a) * 31 +
+                                                      follow<typename M::NodeBase>(s->b));
+    add(kSpring, s->id, h, static_cast<float>(s->length) == static_cast<float>(s->id % 7));
+  }
+  DYNASOAR_HD void operator()(typename M::Tag* t) const {
+    const std::uint64_t h = follow<typename M::Spring>(t->spring);
+    add(kTag, t->id, h, static_cast<void*>(t->opaque) == reinterpret_cast<void*>(0x5150));
+  }
+};
+
+struct Summary {
+  std::vector<unsigned> seen;
+  unsigned long long signature, objects, bad_pointers, bad_values;
+};
+
+template <class Layout>
+class DefragTest : public ::testing::Test {
+ protected:
+  using M = Model<Layout>;
+  using Handle = dynasoar::AllocatorHandle<typename M::Alloc>;
+
+  static constexpr std::size_t kNodes = 6000, kSprings = 9000;
+
+  template <class H>
+  void build(H& heap) {
+    Buffer<typename M::NodeBase*> nodes(kNodes);
+    Buffer<typename M::Spring*> springs(kSprings);
+    Buffer<typename M::Tag*> tags(kSprings);
+    dynasoar::platform::parallel_for(kSprings, Create<M>{heap.device(), nodes.data(), springs.data(), tags.data(),
+                                                         kNodes, kSprings});
+    dynasoar::platform::parallel_for(kSprings, Link<M>{nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
+    dynasoar::platform::synchronize({});
+    heap.check_errors();
+  }
+
+  template <class H>
+  void fragment(H& heap) {
+    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Unlink<M>>>(Unlink<M>{});
+    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Unlink<M>>>(Unlink<M>{});
+    heap.template parallel_do<typename M::Tag, &M::Tag::template visit<Unlink<M>>>(Unlink<M>{});
+    const Kill<M> kill{heap.device()};
+    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Kill<M>>>(kill);
+    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Kill<M>>>(kill);
+    heap.template parallel_do<typename M::Tag, &M::Tag::template visit<Kill<M>>>(kill);
+  }
+
+  template <class H>
+  Summary census(H& heap) {
+    Buffer<unsigned> seen(kKinds * 2 * kBorn);
+    Buffer<unsigned long long> out(4);
+    seen.zero();
+    out.zero();
+    const Census<M> c{heap.device().state(), seen.data(), out.data()};
+    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Census<M>>>(c);
+    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Census<M>>>(c);
+    heap.template parallel_do<typename M::Tag, &M::Tag::template visit<Census<M>>>(c);
+    const std::vector<unsigned long long> o = out.to_vector();
+    return Summary{seen.to_vector(), o[0], o[1], o[2], o[3]};
+  }
+
+  static std::uint64_t blocks_of(Handle& heap) {
+    std::uint64_t b = 0;
+    for (const auto& st : heap.template statistics<typename M::NodeBase>()) b += st.blocks;
+    for (const auto& st : heap.template statistics<typename M::Spring>()) b += st.blocks;
+    for (const auto& st : heap.template statistics<typename M::Tag>()) b += st.blocks;
+    return b;
+  }
+};
+
+using Layouts = ::testing::Types<SoaTag, AosTag>;
+class LayoutNames {
+ public:
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, SoaTag> ? "dynasoar" : "bitmap_alloc";
+  }
+};
+TYPED_TEST_SUITE(DefragTest, Layouts, LayoutNames);
+
+TYPED_TEST(DefragTest, KeepsEveryObjectAndPointer) {
+  using Mo = typename TestFixture::M;
+  typename TestFixture::Handle heap(std::uint64_t{64} << 20);
+  this->build(heap);
+  this->fragment(heap);
+  const Summary before = this->census(heap);
+  ASSERT_EQ(before.bad_pointers, 0u);
+  ASSERT_EQ(before.bad_values, 0u);
+  ASSERT_GT(before.objects, 1000u);
+  const std::uint64_t blocks_before = TestFixture::blocks_of(heap);
+
+  dynasoar::soa::DefragResult total;
+  total += heap.template parallel_defrag<typename Mo::Spring>();
+  total += heap.template parallel_defrag<typename Mo::NodeBase>();  // Node and Anchor
+  total += heap.template parallel_defrag<typename Mo::Tag>();
+  EXPECT_GT(total.blocks_freed, 0u);
+  EXPECT_GT(total.objects_moved, 0u);
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+
+  const Summary after = this->census(heap);
+  EXPECT_EQ(after.bad_pointers, 0u);
+  EXPECT_EQ(after.bad_values, 0u);
+  EXPECT_EQ(after.objects, before.objects);
+  EXPECT_EQ(after.signature, before.signature);
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < before.seen.size(); ++i) {
+    EXPECT_LE(after.seen[i], 1u) << "object seen twice at " << i;
+    differ += after.seen[i] != before.seen[i];
+  }
+  EXPECT_EQ(differ, 0u);
+  EXPECT_EQ(TestFixture::blocks_of(heap), blocks_before - total.blocks_freed);
+
+  // A second compaction finds little left to do, and changes nothing.
+  heap.template parallel_defrag<typename Mo::Spring>();
+  const Summary again = this->census(heap);
+  EXPECT_EQ(again.signature, before.signature);
+  EXPECT_EQ(again.bad_pointers, 0u);
+
+  // The heap goes on: new objects fill the freed blocks, and the compacted ones can be destroyed.
+  this->build(heap);
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+  EXPECT_EQ(this->census(heap).bad_pointers, 0u);
+}
+
+TYPED_TEST(DefragTest, LeavesFullBlocksAndRetainedCandidatesAlone) {
+  using Mo = typename TestFixture::M;
+  typename TestFixture::Handle heap(std::uint64_t{64} << 20);
+  this->build(heap);  // every block full or nearly
+  const Summary before = this->census(heap);
+  const dynasoar::soa::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
+  EXPECT_EQ(r.blocks_freed, 0u);
+  EXPECT_EQ(r.objects_moved, 0u);
+  EXPECT_EQ(this->census(heap).signature, before.signature);
+
+  this->fragment(heap);
+  dynasoar::soa::DefragOptions all_retained;
+  all_retained.retained = 1u << 30;
+  EXPECT_EQ(heap.template parallel_defrag<typename Mo::Spring>(all_retained).blocks_freed, 0u);
+  dynasoar::soa::DefragOptions half;  // F = 1: blocks at most half full, one target each
+  half.factor = 1;
+  half.retained = 0;
+  const dynasoar::soa::DefragResult h = heap.template parallel_defrag<typename Mo::Spring>(half);
+  EXPECT_GT(h.blocks_freed, 0u);
+  EXPECT_LE(h.blocks_freed * 2, h.candidates);
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+  EXPECT_EQ(this->census(heap).bad_pointers, 0u);
+}
+
+TYPED_TEST(DefragTest, PolicyCompactsAfterParallelDo) {
+  dynasoar::HandleOptions o;
+  o.defrag.enabled = true;
+  o.defrag.every = 1;
+  o.defrag.options.retained = 0;
+  typename TestFixture::Handle heap(std::uint64_t{64} << 20, o);
+  this->build(heap);
+  EXPECT_EQ(heap.defrag_policy_result().blocks_freed, 0u);
+  this->fragment(heap);  // the policy looks after each of its do-alls
+  const dynasoar::soa::DefragResult r = heap.defrag_policy_result();
+  EXPECT_GT(r.blocks_freed, 0u);
+  EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
+  const Summary s = this->census(heap);
+  EXPECT_EQ(s.bad_pointers, 0u);
+  EXPECT_EQ(s.bad_values, 0u);
+}
+
+TYPED_TEST(DefragTest, RefusesIndexedClassesAndBadOptions) {
+  using Mo = typename TestFixture::M;
+  typename TestFixture::Handle heap(std::uint64_t{16} << 20);
+  auto table = heap.template parallel_new_indexed<typename Mo::Tag>(100);
+  (void)table;
+  try {
+    heap.template parallel_defrag<typename Mo::Tag>();
+    ADD_FAILURE() << "no exception";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("parallel_new_indexed"), std::string::npos) << e.what();
+  }
+  dynasoar::soa::DefragOptions bad;
+  bad.factor = 0;
+  EXPECT_THROW(heap.template parallel_defrag<typename Mo::Spring>(bad), std::invalid_argument);
+  EXPECT_EQ(heap.template count<typename Mo::Tag>(), 100u);
+}
+
+}  // namespace
