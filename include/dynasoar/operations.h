@@ -16,6 +16,7 @@
 
 #include "dynasoar/object.h"
 #include "dynasoar/object_index.h"
+#include "dynasoar/allocator/soa/defrag_options.h"
 #include "dynasoar/model/visit.h"
 #include "dynasoar/platform/arg_pack.h"
 #include "dynasoar/platform/config.h"
@@ -203,6 +204,11 @@ class HandleOps {
                   "for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
   }
 
+  /// The step boundary of HandleOptions::defrag: a byte allocator's
+  /// objects do not move, so nothing happens (the DynaSOAr heap and
+  /// BitmapAlloc compact here when the policy says so).
+  soa::DefragResult compact_if_fragmented() { return {}; }
+
   /// Live objects of T and its subclasses (H::count_type per class). Waits
   /// for the stream.
   template <class T>
@@ -254,7 +260,6 @@ class HandleOps {
     // behind the kernels, so the host waits once (a wait and then the copy
     // were two round trips of the blocking call).
     self.check_errors();
-    if constexpr (requires { self.after_blocking_do_all(); }) self.after_blocking_do_all();
   }
 
  protected:

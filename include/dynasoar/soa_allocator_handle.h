@@ -180,26 +180,31 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     return total;
   }
 
-  /// The policy of HandleOptions::defrag, after a blocking parallel_do
-  /// (HandleOps::run_do_all): every `every`-th call, each concrete class
-  /// not made by parallel_new_indexed whose candidates make `min_share` of
-  /// its blocks is compacted. A no-op while the policy is off.
-  void after_blocking_do_all() {
-    if (!defrag_policy_.enabled || ++do_alls_since_look_ < defrag_policy_.every) return;
-    do_alls_since_look_ = 0;
+  /// A point where the program lets objects move (the end of a step):
+  /// with the policy of HandleOptions::defrag on, every `every`-th call
+  /// compacts each concrete class (not made by parallel_new_indexed) whose
+  /// candidate blocks make at least `min_share` of its blocks; with it off
+  /// (the default), nothing. Blocking when it looks (it counts the
+  /// candidates); else free. The same rule as parallel_defrag for pointers
+  /// held outside the heap's fields.
+  soa::DefragResult compact_if_fragmented() {
+    soa::DefragResult done;
+    if (!defrag_policy_.enabled || ++calls_since_look_ < defrag_policy_.every) return done;
+    calls_since_look_ = 0;
+    check_errors();
     for_each_class_constant([&](auto type_constant) {
       constexpr unsigned kType = decltype(type_constant)::value;
       if ((indexed_types_ >> kType) & 1u) return;
-      soa::DefragScratch& scratch = defrag_scratch();
-      const std::uint64_t candidates =
-          soa::defrag_candidates(heap_, scratch, kType, defrag_policy_.options, stream_);
+      const soa::DefragOptions& o = defrag_policy_.options;
+      const std::uint64_t candidates = soa::defrag_candidates(heap_, defrag_scratch(), kType, o, stream_);
       const bit_index blocks = heap_.block_count(kType).read(stream_);
-      const double share = blocks == 0 ? 0.0 : static_cast<double>(candidates) / static_cast<double>(blocks);
       clear_candidates(candidates);
-      if (candidates > defrag_policy_.options.retained + defrag_policy_.options.factor &&
-          share >= defrag_policy_.min_share)
-        policy_result_ += defrag_class<kType>(defrag_policy_.options);
+      if (candidates > std::uint64_t{o.retained} + o.factor &&
+          static_cast<double>(candidates) >= defrag_policy_.min_share * static_cast<double>(blocks))
+        done += defrag_class<kType>(o);
     });
+    policy_result_ += done;
+    return done;
   }
 
   /// What the policy's compactions did so far (all classes together).
@@ -390,7 +395,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   Stream stream_;
   soa::HeapStorage<Registry> heap_;
   soa::DefragPolicy defrag_policy_;
-  unsigned do_alls_since_look_ = 0;
+  unsigned calls_since_look_ = 0;
   soa::DefragResult policy_result_;
   std::uint64_t indexed_types_ = 0;  // classes made by parallel_new_indexed
   std::unique_ptr<soa::DefragScratch> defrag_scratch_;

@@ -351,21 +351,31 @@ TYPED_TEST(DefragTest, LeavesFullBlocksAndRetainedCandidatesAlone) {
   EXPECT_EQ(this->census(heap).bad_pointers, 0u);
 }
 
-TYPED_TEST(DefragTest, PolicyCompactsAfterParallelDo) {
+TYPED_TEST(DefragTest, PolicyCompactsAtStepBoundaries) {
   dynasoar::HandleOptions o;
   o.defrag.enabled = true;
-  o.defrag.every = 1;
+  o.defrag.every = 2;
   o.defrag.options.retained = 0;
   typename TestFixture::Handle heap(std::uint64_t{64} << 20, o);
   this->build(heap);
-  EXPECT_EQ(heap.defrag_policy_result().blocks_freed, 0u);
-  this->fragment(heap);  // the policy looks after each of its do-alls
-  const dynasoar::soa::DefragResult r = heap.defrag_policy_result();
+  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // the first call of two does not look
+  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // nothing fragmented
+  this->fragment(heap);
+  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);
+  const dynasoar::soa::DefragResult r = heap.compact_if_fragmented();
   EXPECT_GT(r.blocks_freed, 0u);
+  EXPECT_EQ(heap.defrag_policy_result().blocks_freed, r.blocks_freed);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   const Summary s = this->census(heap);
   EXPECT_EQ(s.bad_pointers, 0u);
   EXPECT_EQ(s.bad_values, 0u);
+}
+
+TYPED_TEST(DefragTest, PolicyIsOffByDefault) {
+  typename TestFixture::Handle heap(std::uint64_t{64} << 20);
+  this->build(heap);
+  this->fragment(heap);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);
 }
 
 TYPED_TEST(DefragTest, RefusesIndexedClassesAndBadOptions) {

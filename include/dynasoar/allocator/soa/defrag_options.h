@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace dynasoar::soa {
 
@@ -19,16 +20,28 @@ struct DefragOptions {
 };
 
 /// When the heap compacts by itself (HandleOptions::defrag): off unless
-/// `enabled`. Every `every`-th blocking parallel_do is followed by a look
-/// at each concrete class, and a class is compacted when at least
-/// `min_share` of its blocks are candidates (at most F/(F+1) full) and
-/// there are enough of them to empty one block. Classes made by
+/// `enabled`. Every `every`-th call of compact_if_fragmented() (the
+/// program's step boundary) looks at each concrete class, and compacts one
+/// when at least `min_share` of its blocks are candidates (at most F/(F+1)
+/// full) and there are enough of them to empty a block. Classes made by
 /// parallel_new_indexed are left alone (their tables hold pointers).
+/// Default-constructed, it is on if the environment variable
+/// DYNASOAR_DEFRAG is set to a positive number, which is then `every`
+/// (the examples' --defrag sets it).
 struct DefragPolicy {
-  bool enabled = false;      ///< off by default: objects move only when asked to
-  unsigned every = 50;       ///< blocking parallel_do calls between looks
+  bool enabled = environment_every() > 0;  ///< off by default: objects move only when asked to
+  unsigned every = environment_every() > 0 ? environment_every() : 10;  ///< calls between looks
   double min_share = 0.25;   ///< share of a class's blocks that are candidates
   DefragOptions options{};   ///< the compactions' settings
+
+  /// DYNASOAR_DEFRAG as a positive number, else 0.
+  static unsigned environment_every() {
+    const char* v = std::getenv("DYNASOAR_DEFRAG");
+    if (v == nullptr) return 0;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    return end != v && *end == '\0' && n > 0 && n < (1ul << 30) ? static_cast<unsigned>(n) : 0;
+  }
 };
 
 /// What one compaction did.
