@@ -118,17 +118,33 @@ struct ObjectFields {
   template <std::uint64_t kMask, class F>
   DYNASOAR_HD static void for_each_pointer(std::uint64_t object, F&& f) {
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (visit_field<J, kMask>(object, f), ...);
+      (visit_field<J, kMask, false>(object, f), ...);
+    }(std::make_index_sequence<kNumFields>{});
+  }
+
+  /// The same walk, telling f where each pointer is and what it may point
+  /// to: f(std::uint64_t& pointer, std::size_t field, std::uint64_t
+  /// targets), with the field's index J and kFieldTargets<J>. Checkpoints
+  /// check a pointer read from a file against its field's classes.
+  template <std::uint64_t kMask, class F>
+  DYNASOAR_HD static void for_each_pointer_field(std::uint64_t object, F&& f) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (visit_field<J, kMask, true>(object, f), ...);
     }(std::make_index_sequence<kNumFields>{});
   }
 
  private:
-  template <std::size_t J, std::uint64_t kMask, class F>
+  template <std::size_t J, std::uint64_t kMask, bool kWithField, class F>
   DYNASOAR_HD DYNASOAR_FORCEINLINE static void visit_field(std::uint64_t object, F& f) {
     if constexpr ((kFieldTargets<J> & kMask) != 0) {
       static_assert(sizeof(void*) == sizeof(std::uint64_t), "object pointers are 64-bit");
       auto* bits = reinterpret_cast<std::uint64_t*>(address<J>(object));
-      for (std::size_t i = 0; i < kFieldPointers<J>; ++i) f(bits[i]);
+      for (std::size_t i = 0; i < kFieldPointers<J>; ++i) {
+        if constexpr (kWithField)
+          f(bits[i], J, kFieldTargets<J>);
+        else
+          f(bits[i]);
+      }
     }
   }
 };

@@ -6,6 +6,8 @@
 // compiled once, so that a name costs an operation nothing at compile time.
 #pragma once
 
+#include <cctype>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -42,6 +44,39 @@ inline std::string last_names(std::string_view path, int parts) {
     }
   }
   return std::string(path.substr(cut));
+}
+
+/// `name` with every qualifier removed: "ns::{anonymous}::Cell* [3]"
+/// becomes "Cell* [3]", "std::array<ns::Body*, 4>" becomes
+/// "array<Body*, 4>". nvcc names an anonymous namespace after the file
+/// ("_GLOBAL__N__..._objects_cu_..."), GCC "{anonymous}"; without the
+/// qualifiers, the host and the CUDA build of a program name its types alike
+/// (checkpoint files compare them, move/checkpoint.h).
+inline std::string unqualified_name(std::string_view name) {
+  std::string out;
+  out.reserve(name.size());
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] != ':' || i + 1 == name.size() || name[i + 1] != ':') {
+      out += name[i];
+      continue;
+    }
+    ++i;  // "::": drop it and the qualifier before it (template arguments and "{anonymous}" included)
+    if (!out.empty() && out.back() == '>') {
+      int depth = 0;
+      while (!out.empty()) {
+        const char c = out.back();
+        out.pop_back();
+        if (c == '>') ++depth;
+        if (c == '<' && --depth == 0) break;
+      }
+    } else if (!out.empty() && out.back() == '}') {
+      while (!out.empty() && out.back() != '{') out.pop_back();
+      if (!out.empty()) out.pop_back();
+    }
+    while (!out.empty() && (std::isalnum(static_cast<unsigned char>(out.back())) || out.back() == '_'))
+      out.pop_back();
+  }
+  return out;
 }
 
 /// The compiler's name of this function for T, which names T.

@@ -115,6 +115,21 @@ class HeapStorage {
     return n;
   }
 
+  /// The block headers, copied to the host (checkpoints). Waits for s.
+  std::vector<BlockHeader> copy_headers(platform::Stream s) const { return headers_.to_vector(s); }
+  /// Copies blocks [first, first + count) to `to`, host memory of count *
+  /// kBlockBytes bytes (checkpoints). Waits for s.
+  void copy_blocks_to_host(void* to, bit_index first, bit_index count, platform::Stream s) const {
+    heap_.copy_to_host(static_cast<std::uint64_t*>(to), std::size_t{count} * kWordsPerBlock,
+                       std::size_t{first} * kWordsPerBlock, s);
+  }
+  /// Copies count * kBlockBytes bytes of host memory at `from` into blocks
+  /// [first, first + count) (checkpoints). Waits for s.
+  void copy_blocks_from_host(const void* from, bit_index first, bit_index count, platform::Stream s) {
+    heap_.copy_from_host(static_cast<const std::uint64_t*>(from), std::size_t{count} * kWordsPerBlock,
+                         std::size_t{first} * kWordsPerBlock, s);
+  }
+
   /// The block list of `type` (device memory, room for every block), made
   /// on first use: a class that is never listed costs nothing.
   bit_index* block_list(unsigned type) {
@@ -193,6 +208,8 @@ class HeapStorage {
   }
 
  private:
+  static constexpr std::size_t kWordsPerBlock = kBlockBytes / sizeof(std::uint64_t);
+
   bit_index num_blocks_ = 0;
   platform::Buffer<std::uint64_t> heap_;
   platform::Buffer<BlockHeader> headers_;  // HeapState::headers
