@@ -44,6 +44,10 @@ struct TypeStatistics {
 
 namespace detail {
 
+/// False, for a static_assert that fails only when its template is used.
+template <class...>
+inline constexpr bool kNever = false;
+
 /// Checks a do-all's method and arguments where the user wrote the call,
 /// before any kernel is instantiated, so that a mistake reads as one line
 /// instead of an error deep inside the kernels. True if all holds.
@@ -202,6 +206,26 @@ class HandleOps {
                   "parallel_defrag: this back end cannot move objects; only the DynaSOAr heap (dynasoar) and "
                   "BitmapAlloc (bitmap_alloc) compact. Build the program for one of them, or leave the call out "
                   "for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+  }
+
+  /// Checkpoints (the DynaSOAr heap and BitmapAlloc have them,
+  /// SoaAllocatorHandle::save_checkpoint): a byte allocator's objects lie
+  /// where its allocator put them and cannot be recreated elsewhere, so a
+  /// program that saves one is refused at compile time.
+  template <class... Args>
+  void save_checkpoint(Args&&...) {
+    static_assert(detail::kNever<Args...>,
+                  "save_checkpoint: this back end cannot save its objects; only the DynaSOAr heap (dynasoar) and "
+                  "BitmapAlloc (bitmap_alloc) have checkpoints. Build the program for one of them, or leave the call "
+                  "out for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+  }
+  /// See save_checkpoint: refused at compile time on a byte allocator.
+  template <class... Args>
+  void load_checkpoint(Args&&...) {
+    static_assert(detail::kNever<Args...>,
+                  "load_checkpoint: this back end cannot load objects; only the DynaSOAr heap (dynasoar) and "
+                  "BitmapAlloc (bitmap_alloc) have checkpoints. Build the program for one of them, or leave the call "
+                  "out for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
   }
 
   /// The step boundary of HandleOptions::defrag: a byte allocator's

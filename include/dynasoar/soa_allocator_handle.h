@@ -13,8 +13,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -23,6 +27,7 @@
 #include "dynasoar/allocator/soa/launch.h"
 #include "dynasoar/handle_options.h"
 #include "dynasoar/model/visit.h"
+#include "dynasoar/move/checkpoint.h"
 #include "dynasoar/operations.h"
 #include "dynasoar/platform/arg_pack.h"
 #include "dynasoar/platform/memory.h"
@@ -210,6 +215,81 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// What the policy's compactions did so far (all classes together).
   soa::DefragResult defrag_policy_result() const { return policy_result_; }
 
+  /// Saves every live object of every concrete class to `out`, with
+  /// `user` (the program's own state: its step, seed, ..., as bytes) beside
+  /// them: a checkpoint (docs/guide/moving-objects.md; the format is
+  /// docs/design/checkpoint-format.md). The objects of a class made by
+  /// parallel_new_indexed come first, in the order of its tables, so that a
+  /// load gives the tables back (restored_table). Throws
+  /// move::CheckpointError, having written nothing, if an object pointer
+  /// field holds a pointer to no live object of this heap (an object
+  /// destroyed since); and if the stream fails. Pointers held outside the
+  /// objects' fields (arrays of your own) are not saved. Blocking: waits for
+  /// the work queued before; the heap is not changed.
+  void save_checkpoint(std::ostream& out, std::string_view user = {}) {
+    check_errors();
+    move::save_heap(heap_, tables_, user, out, stream_);
+  }
+
+  /// save_checkpoint into the file `path`, which is replaced only once the
+  /// new file is complete (it is written as `path`.part and renamed), so
+  /// that a run stopped meanwhile leaves the previous checkpoint whole.
+  void save_checkpoint(const std::filesystem::path& path, std::string_view user = {}) {
+    move::write_file(path, [&](std::ostream& out) { save_checkpoint(out, user); });
+  }
+
+  /// Loads a checkpoint from `in` into this heap, which must be empty (new,
+  /// or with every object destroyed), and returns the user bytes saved with
+  /// it. The heap may have another size than the one that saved it, and the
+  /// other block layout (a DynaSOAr heap's file loads into BitmapAlloc and
+  /// the reverse); the program must have the same classes with the same
+  /// fields. Each class's objects lie in consecutive blocks afterwards, in
+  /// the file's order; a class's tables from parallel_new_indexed are
+  /// given back by restored_table. Everything is read and checked before
+  /// the heap changes: throws move::CheckpointError, the heap unchanged, if
+  /// the heap is not empty or too small, or the file is no checkpoint, of
+  /// another format version or another program's classes, or cut short.
+  /// Blocking.
+  std::string load_checkpoint(std::istream& in) {
+    check_errors();
+    move::Restored<kNumTypes> restored = move::load_heap(heap_, in, stream_);
+    tables_ = std::move(restored.tables);
+    indexed_types_ = 0;
+    for (std::size_t t = 0; t < kNumTypes; ++t)
+      if (!tables_[t].empty()) indexed_types_ |= std::uint64_t{1} << t;
+    return std::move(restored.user);
+  }
+
+  /// load_checkpoint from the file `path`.
+  std::string load_checkpoint(const std::filesystem::path& path) {
+    return move::read_file(path, [&](std::istream& in) { return load_checkpoint(in); });
+  }
+
+  /// The k-th object table of T (in the order parallel_new_indexed made
+  /// them) as this heap has it: after load_checkpoint, the tables of the
+  /// program that saved it, with entry i at the object that was entry i
+  /// there (an entry whose object was destroyed before the save names a
+  /// free slot). Also the tables of this heap's own parallel_new_indexed
+  /// calls. Each call makes a new table of its own. Throws
+  /// std::out_of_range if T has no k-th table.
+  template <class T>
+  ObjectTable<Alloc, T> restored_table(std::size_t k = 0) const {
+    constexpr unsigned type = Alloc::template type_id<T>();
+    const std::vector<move::TableBlocks>& tables = tables_[type];
+    if (k >= tables.size())
+      throw std::out_of_range("restored_table: " + std::string(model::class_name<Registry>(type)) + " has " +
+                              std::to_string(tables.size()) + " object tables, not " + std::to_string(k + 1) +
+                              " (tables come from parallel_new_indexed and load_checkpoint)");
+    const move::TableBlocks& table = tables[k];
+    bool consecutive = !table.blocks.empty();
+    for (std::size_t g = 0; g < table.blocks.size(); ++g)
+      consecutive = consecutive && table.blocks[g] == table.blocks[0] + g;
+    platform::Buffer<bit_index> entries(std::max<std::size_t>(table.blocks.size(), 1));
+    entries.copy_from_host(table.blocks.data(), table.blocks.size(), 0, stream_);
+    return ObjectTable<Alloc, T>(std::move(entries), table.size, heap_.base(), kBlockBytes,
+                                 consecutive ? table.blocks[0] : kNoBit);
+  }
+
   /// BackendHandle hook of statistics<T>(): blocks and objects of the
   /// concrete class with id `type`. Waits for the stream.
   TypeStatistics type_statistics(unsigned type) {
@@ -316,6 +396,16 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     construct_in_blocks<T>(n, pack, blocks.data(), groups, n, heap_.state(), run, heap_.total());
     // The claims counted the groups that did not get their block of the run.
     const bit_index consecutive = run != kNoBit && heap_.read_total(stream_) == 0 ? run : kNoBit;
+    // The table's blocks, for a checkpoint to save the class in table order.
+    move::TableBlocks record;
+    record.size = n;
+    if (consecutive != kNoBit) {
+      for (std::size_t g = 0; g < groups; ++g) record.blocks.push_back(static_cast<bit_index>(consecutive + g));
+    } else if (groups != 0) {
+      record.blocks.resize(groups);
+      blocks.copy_to_host(record.blocks.data(), groups, 0, stream_);
+    }
+    tables_[type].push_back(std::move(record));
     return ObjectTable<Alloc, T>(std::move(blocks), n, heap_.base(), kBlockBytes, consecutive);
   }
 
@@ -398,6 +488,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   unsigned calls_since_look_ = 0;
   soa::DefragResult policy_result_;
   std::uint64_t indexed_types_ = 0;  // classes made by parallel_new_indexed
+  move::TableRecords<kNumTypes> tables_;  // their tables' blocks (checkpoints save in table order)
   std::unique_ptr<soa::DefragScratch> defrag_scratch_;
   platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
 };
