@@ -90,7 +90,7 @@ struct Link {
     if (i < n) {
       typename M::NodeBase* node = nodes[i];
       for (int d = 0; d < M::kDegree; ++d) node->springs[d] = springs[(i * M::kDegree + d) % m];
-      node->degree = M::kDegree;
+      node->degree = static_cast<int>(M::kDegree);  // a value: nvcc cannot bind a reference to it in device code
       if (M::Alloc::template is_a<typename M::Node>(node))
         static_cast<typename M::Node*>(node)->buddy = nodes[(i * 13 + 5) % n];
     }
