@@ -209,6 +209,8 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   /// What the policy's compactions did so far (all classes together).
   soa::DefragResult defrag_policy_result() const { return policy_result_; }
+  /// The compaction policy this heap follows (HandleOptions::defrag).
+  const soa::DefragPolicy& defrag_policy() const { return defrag_policy_; }
 
   /// BackendHandle hook of statistics<T>(): blocks and objects of the
   /// concrete class with id `type`. Waits for the stream.
