@@ -95,7 +95,7 @@ void end_of_step(Handle& heap, support::PhaseTimer& timer) {
 template <class Handle>
 void report_compaction(Handle& heap, RunReport& r) {
   if constexpr (requires { heap.defrag_policy_result(); }) {
-    const soa::DefragResult d = heap.defrag_policy_result();
+    const DefragResult d = heap.defrag_policy_result();
     const std::uint64_t used = heap.allocated_blocks();
     r.heap.emplace_back("in use at the end", std::to_string(used) + " blocks, " +
                                                  std::to_string((used * Handle::kBlockBytes) >> 10) + " KiB");

@@ -6,15 +6,14 @@
 // values; every pointer field leads to a live object of a right class and
 // to the same object (by id) as before; fewer blocks are in use; and the
 // block states agree with the bitmaps (paper App. A.5).
+#include <dynasoar/debug.h>
+#include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <dynasoar/debug.h>
-#include <dynasoar/dynasoar.h>
 
 #define MOVE_TEST_ALLOCATOR dynasoar::SoaAllocator
 #define MOVE_TEST_NAMESPACE soa_graph
@@ -35,15 +34,15 @@ template <class Ns>
 struct Model;
 struct SoaTag {};
 struct AosTag {};
-#define MOVE_TEST_MODEL(TagT, ns)     \
-  template <>                         \
-  struct Model<TagT> {                \
-    using Alloc = ns::Alloc;          \
-    using NodeBase = ns::NodeBase;    \
-    using Node = ns::Node;            \
-    using Anchor = ns::Anchor;        \
-    using Spring = ns::Spring;        \
-    using Tag = ns::Tag;              \
+#define MOVE_TEST_MODEL(TagT, ns)               \
+  template <>                                   \
+  struct Model<TagT> {                          \
+    using Alloc = ns::Alloc;                    \
+    using NodeBase = ns::NodeBase;              \
+    using Node = ns::Node;                      \
+    using Anchor = ns::Anchor;                  \
+    using Spring = ns::Spring;                  \
+    using Tag = ns::Tag;                        \
     static constexpr int kDegree = ns::kDegree; \
   };
 MOVE_TEST_MODEL(SoaTag, soa_graph)
@@ -158,8 +157,8 @@ struct Kill {
 template <class M>
 struct Census {
   dynasoar::soa::HeapState* heap;
-  unsigned* seen;                  // [kind][id]: kKinds * (2 * kBorn)
-  unsigned long long* out;         // [0] signature, [1] objects, [2] bad pointers, [3] bad values
+  unsigned* seen;           // [kind][id]: kKinds * (2 * kBorn)
+  unsigned long long* out;  // [0] signature, [1] objects, [2] bad pointers, [3] bad values
   DYNASOAR_HD bool live(const void* p, std::uint64_t classes) const {
     const auto bits = reinterpret_cast<std::uint64_t>(p);
     const unsigned type = dynasoar::soa::pointer_type(bits);
@@ -184,14 +183,16 @@ struct Census {
   }
   DYNASOAR_HD void add(unsigned kind, std::uint32_t id, std::uint64_t h, bool values_ok) const {
     dynasoar::platform::atomic_fetch_add(seen + kind * (2 * kBorn) + id, 1u);
-    dynasoar::platform::atomic_fetch_add(out, static_cast<unsigned long long>(
-                                                  dynasoar::platform::mix64(h ^ (std::uint64_t{kind} << 40 | id))));
+    dynasoar::platform::atomic_fetch_add(
+        out, static_cast<unsigned long long>(
+                 dynasoar::platform::mix64(h ^ (std::uint64_t{kind} << 40 | id))));
     dynasoar::platform::atomic_fetch_add(out + 1, 1ull);
     if (!values_ok) dynasoar::platform::atomic_fetch_add(out + 3, 1ull);
   }
   DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
     std::uint64_t h = static_cast<std::uint64_t>(static_cast<int>(node->degree));
-    for (int d = 0; d < M::kDegree; ++d) h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
+    for (int d = 0; d < M::kDegree; ++d)
+      h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
     const unsigned kind = kind_of<M>(node);
     bool ok = node->degree == M::kDegree;
     if (kind == kNode) {
@@ -199,7 +200,8 @@ struct Census {
       h = dynasoar::platform::mix64(h + follow<typename M::NodeBase>(self->buddy));
       ok = ok && static_cast<float>(self->pos) == static_cast<float>(node->id) * 0.5f;
     } else {
-      ok = ok && static_cast<double>(static_cast<typename M::Anchor*>(node)->weight) == node->id * 2.0;
+      ok = ok &&
+           static_cast<double>(static_cast<typename M::Anchor*>(node)->weight) == node->id * 2.0;
     }
     add(kind, node->id, h, ok);
   }
@@ -232,17 +234,21 @@ class DefragTest : public ::testing::Test {
     Buffer<typename M::NodeBase*> nodes(kNodes);
     Buffer<typename M::Spring*> springs(kSprings);
     Buffer<typename M::Tag*> tags(kSprings);
-    dynasoar::platform::parallel_for(kSprings, Create<M>{heap.device(), nodes.data(), springs.data(), tags.data(),
-                                                         kNodes, kSprings});
-    dynasoar::platform::parallel_for(kSprings, Link<M>{nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
+    dynasoar::platform::parallel_for(
+        kSprings,
+        Create<M>{heap.device(), nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
+    dynasoar::platform::parallel_for(
+        kSprings, Link<M>{nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
     dynasoar::platform::synchronize({});
     heap.check_errors();
   }
 
   template <class H>
   void fragment(H& heap) {
-    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Unlink<M>>>(Unlink<M>{});
-    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Unlink<M>>>(Unlink<M>{});
+    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Unlink<M>>>(
+        Unlink<M>{});
+    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Unlink<M>>>(
+        Unlink<M>{});
     heap.template parallel_do<typename M::Tag, &M::Tag::template visit<Unlink<M>>>(Unlink<M>{});
     const Kill<M> kill{heap.device()};
     heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Kill<M>>>(kill);
@@ -294,7 +300,7 @@ TYPED_TEST(DefragTest, KeepsEveryObjectAndPointer) {
   ASSERT_GT(before.objects, 1000u);
   const std::uint64_t blocks_before = TestFixture::blocks_of(heap);
 
-  dynasoar::soa::DefragResult total;
+  dynasoar::DefragResult total;
   total += heap.template parallel_defrag<typename Mo::Spring>();
   total += heap.template parallel_defrag<typename Mo::NodeBase>();  // Node and Anchor
   total += heap.template parallel_defrag<typename Mo::Tag>();
@@ -332,19 +338,19 @@ TYPED_TEST(DefragTest, LeavesFullBlocksAndRetainedCandidatesAlone) {
   typename TestFixture::Handle heap(std::uint64_t{64} << 20);
   this->build(heap);  // every block full or nearly
   const Summary before = this->census(heap);
-  const dynasoar::soa::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
+  const dynasoar::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
   EXPECT_EQ(r.blocks_freed, 0u);
   EXPECT_EQ(r.objects_moved, 0u);
   EXPECT_EQ(this->census(heap).signature, before.signature);
 
   this->fragment(heap);
-  dynasoar::soa::DefragOptions all_retained;
+  dynasoar::DefragOptions all_retained;
   all_retained.retained = 1u << 30;
   EXPECT_EQ(heap.template parallel_defrag<typename Mo::Spring>(all_retained).blocks_freed, 0u);
-  dynasoar::soa::DefragOptions half;  // F = 1: blocks at most half full, one target each
+  dynasoar::DefragOptions half;  // F = 1: blocks at most half full, one target each
   half.factor = 1;
   half.retained = 0;
-  const dynasoar::soa::DefragResult h = heap.template parallel_defrag<typename Mo::Spring>(half);
+  const dynasoar::DefragResult h = heap.template parallel_defrag<typename Mo::Spring>(half);
   EXPECT_GT(h.blocks_freed, 0u);
   EXPECT_LE(h.blocks_freed * 2, h.candidates);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
@@ -362,7 +368,7 @@ TYPED_TEST(DefragTest, PolicyCompactsAtStepBoundaries) {
   EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // nothing fragmented
   this->fragment(heap);
   EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);
-  const dynasoar::soa::DefragResult r = heap.compact_if_fragmented();
+  const dynasoar::DefragResult r = heap.compact_if_fragmented();
   EXPECT_GT(r.blocks_freed, 0u);
   EXPECT_EQ(heap.defrag_policy_result().blocks_freed, r.blocks_freed);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
@@ -389,7 +395,7 @@ TYPED_TEST(DefragTest, RefusesIndexedClassesAndBadOptions) {
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("parallel_new_indexed"), std::string::npos) << e.what();
   }
-  dynasoar::soa::DefragOptions bad;
+  dynasoar::DefragOptions bad;
   bad.factor = 0;
   EXPECT_THROW(heap.template parallel_defrag<typename Mo::Spring>(bad), std::invalid_argument);
   EXPECT_EQ(heap.template count<typename Mo::Tag>(), 100u);

@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "dynasoar/allocator/soa/defrag_options.h"
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/heap_storage.h"
 #include "dynasoar/allocator/soa/launch.h"
@@ -34,13 +33,14 @@
 #include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/bitmap/bitmap_handle.h"
 #include "dynasoar/model/type_list.h"
+#include "dynasoar/move/defrag_options.h"
 #include "dynasoar/move/object_fields.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
 
-namespace dynasoar::soa {
+namespace dynasoar::move {
 
 /// Scratch memory of compaction, made by the first one: the candidate
 /// bitmap (one for every class: a compaction takes one class at a time and
@@ -66,7 +66,8 @@ class DefragScratch {
   unsigned* record_of() const { return record_of_.data(); }
   /// The forwarding table of `records` records (64 pointers each), grown as needed.
   std::uint64_t* forward(std::size_t records) {
-    if (forward_.size() < records * kMaxSlots) forward_ = platform::Buffer<std::uint64_t>(records * kMaxSlots);
+    if (forward_.size() < records * soa::kMaxSlots)
+      forward_ = platform::Buffer<std::uint64_t>(records * soa::kMaxSlots);
     return forward_.data();
   }
   /// Objects moved (one counter in device memory).
@@ -93,7 +94,7 @@ namespace detail {
 
 /// Step 1: marks the listed blocks of `type` that are at most F/(F+1) full.
 struct MarkCandidates {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* blocks;  ///< the class's block list
   const bit_index* count;   ///< its length (device memory)
   Bitmap candidates;
@@ -111,8 +112,8 @@ struct MarkCandidates {
 };
 
 /// The target block j (0 <= j < factor) of record r among R records.
-DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std::size_t records, std::size_t r,
-                                                     unsigned j) {
+DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std::size_t records,
+                                                     std::size_t r, unsigned j) {
   return list[records * (j + 1) + r];
 }
 
@@ -124,7 +125,7 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std:
 /// Reads the targets' bitmaps, which only step 3b changes.
 template <class Registry, unsigned kType>
 struct MoveObjects {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* list;
   std::size_t records;
   unsigned factor;
@@ -132,11 +133,11 @@ struct MoveObjects {
   DYNASOAR_HD void operator()(std::size_t i) const {
     using Fields = move::ObjectFields<Registry, model::At<typename Registry::Types, kType>>;
     constexpr unsigned kCap = Registry::kCapacityById[kType];
-    const std::size_t r = i / kMaxSlots;
-    const auto slot = static_cast<unsigned>(i % kMaxSlots);
+    const std::size_t r = i / soa::kMaxSlots;
+    const auto slot = static_cast<unsigned>(i % soa::kMaxSlots);
     std::uint64_t& out = forward[i];
     const bit_index source = list[r];
-    const word live = state->live_slots(source, kType);
+    const soa::word live = state->live_slots(source, kType);
     if (((live >> slot) & 1u) == 0) {
       out = 0;
       return;
@@ -144,12 +145,15 @@ struct MoveObjects {
     auto rank = static_cast<unsigned>(platform::popc(live & platform::low_bits(slot)));
     for (unsigned j = 0; j < factor; ++j) {
       const bit_index target = target_of(list, records, r, j);
-      const word free = ~platform::atomic_load(&state->header(target)->allocation);
+      const soa::word free = ~platform::atomic_load(&state->header(target)->allocation);
       const auto n = static_cast<unsigned>(platform::popc(free));
       if (rank < n) {
-        const auto to_slot = static_cast<unsigned>(platform::nth_set_bit(free, static_cast<int>(rank)));
-        const std::uint64_t from = make_pointer(state->block_address(source), slot, kCap, kType);
-        const std::uint64_t to = make_pointer(state->block_address(target), to_slot, kCap, kType);
+        const auto to_slot =
+            static_cast<unsigned>(platform::nth_set_bit(free, static_cast<int>(rank)));
+        const std::uint64_t from =
+            soa::make_pointer(state->block_address(source), slot, kCap, kType);
+        const std::uint64_t to =
+            soa::make_pointer(state->block_address(target), to_slot, kCap, kType);
         Fields::copy(from, to);
         out = to;
         return;
@@ -163,7 +167,7 @@ struct MoveObjects {
 /// Step 3b: record r takes, in each target, the free slots its objects
 /// went to (the lowest ones, as step 3a chose them), and frees its source.
 struct CommitMoves {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* list;
   std::size_t records;
   unsigned factor;
@@ -172,24 +176,26 @@ struct CommitMoves {
   unsigned long long* moved;
   DYNASOAR_HD void operator()(std::size_t r) const {
     const bit_index source = list[r];
-    BlockHeader* src = state->header(source);
+    soa::BlockHeader* src = state->header(source);
     auto remaining = static_cast<unsigned>(platform::popc(state->live_slots(source, type)));
     platform::atomic_fetch_add(moved, static_cast<unsigned long long>(remaining));
     for (unsigned j = 0; j < factor && remaining > 0; ++j) {
       const bit_index target = target_of(list, records, r, j);
-      BlockHeader* h = state->header(target);
-      const word free = ~platform::atomic_load(&h->allocation);
+      soa::BlockHeader* h = state->header(target);
+      const soa::word free = ~platform::atomic_load(&h->allocation);
       const auto n = static_cast<unsigned>(platform::popc(free));
-      const word taken = remaining >= n ? free : free & platform::low_bits(static_cast<unsigned>(
-                                                                platform::nth_set_bit(free, static_cast<int>(remaining))));
+      const soa::word taken =
+          remaining >= n ? free
+                         : free & platform::low_bits(static_cast<unsigned>(
+                                      platform::nth_set_bit(free, static_cast<int>(remaining))));
       remaining -= remaining >= n ? n : remaining;
       platform::atomic_fetch_and(&h->destroyed, ~taken);
-      const word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
-      if (after == kAllSlots) state->active[type].clear(target);
+      const soa::word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
+      if (after == soa::kAllSlots) state->active[type].clear(target);
     }
     // The source is empty now: returned to the free blocks as try_delete_block does.
-    platform::atomic_store(&src->allocation, kAllSlots);
-    platform::atomic_store(&src->destroyed, word{0});
+    platform::atomic_store(&src->allocation, soa::kAllSlots);
+    platform::atomic_store(&src->destroyed, soa::word{0});
     state->active[type].clear(source);
     state->allocated[type].clear(source);
     state->free_blocks.set(source);
@@ -203,7 +209,7 @@ struct CommitMoves {
 /// listed block, as a do-all does.
 template <class Registry, unsigned kRef, unsigned kType>
 struct RewritePointers {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* blocks;
   const bit_index* count;
   const unsigned* record_of;
@@ -214,18 +220,20 @@ struct RewritePointers {
     constexpr unsigned kCap = Registry::kCapacityById[kRef];
     const auto slot = static_cast<unsigned>(t % kCap);
     const bit_index n = *count;
-    const std::uint64_t heap_bytes = static_cast<std::uint64_t>(state->free_blocks.capacity()) * state->block_bytes;
+    const std::uint64_t heap_bytes =
+        static_cast<std::uint64_t>(state->free_blocks.capacity()) * state->block_bytes;
     for (std::size_t k = t / kCap; k < n; k += threads / kCap) {
       const bit_index block = blocks[k];
       if (((state->live_slots(block, kRef) >> slot) & 1u) == 0) continue;
-      const std::uint64_t object = make_pointer(state->block_address(block), slot, kCap, kRef);
+      const std::uint64_t object = soa::make_pointer(state->block_address(block), slot, kCap, kRef);
       Fields::template for_each_pointer<std::uint64_t{1} << kType>(object, [&](std::uint64_t& p) {
-        if (p == 0 || pointer_type(p) != kType) return;
-        const std::uint64_t offset = pointer_block(p) - state->blocks;
+        if (p == 0 || soa::pointer_type(p) != kType) return;
+        const std::uint64_t offset = soa::pointer_block(p) - state->blocks;
         if (offset >= heap_bytes) return;  // not this heap's (the difference wraps below it)
         const unsigned record = record_of[offset / state->block_bytes];
         if (record == 0) return;
-        const std::uint64_t to = forward[(record - 1) * std::size_t{kMaxSlots} + pointer_slot(p)];
+        const std::uint64_t to =
+            forward[(record - 1) * std::size_t{soa::kMaxSlots} + soa::pointer_slot(p)];
         if (to != 0) p = to;
       });
     }
@@ -249,11 +257,11 @@ struct ClearDefragMarks {
 /// Step 1 and 2 for the concrete class `type`: marks and lists its
 /// candidates. Returns their number. Waits for s.
 template <class Registry>
-std::uint64_t defrag_candidates(HeapStorage<Registry>& heap, DefragScratch& scratch, unsigned type,
-                                const DefragOptions& o, platform::Stream s) {
+std::uint64_t defrag_candidates(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                                unsigned type, const DefragOptions& o, platform::Stream s) {
   heap.list_blocks(type, s);
   platform::parallel_workers_up_to(
-      workers_for_blocks(heap.num_blocks()),
+      soa::workers_for_blocks(heap.num_blocks()),
       detail::MarkCandidates{heap.state(), heap.block_list(type), heap.block_count(type).get(),
                              scratch.candidates().device(), type, o.factor},
       s);
@@ -263,8 +271,8 @@ std::uint64_t defrag_candidates(HeapStorage<Registry>& heap, DefragScratch& scra
 
 /// Compacts the objects of the concrete class kType (steps 1-5). Blocking.
 template <class Registry, unsigned kType>
-DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, const DefragOptions& o,
-                          platform::Stream s) {
+DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                          const DefragOptions& o, platform::Stream s) {
   DefragResult result;
   const std::uint64_t n = defrag_candidates(heap, scratch, kType, o, s);
   result.candidates = n;
@@ -272,14 +280,17 @@ DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, c
   if (records != 0) {
     std::uint64_t* forward = scratch.forward(records);
     scratch.zero_moved(s);
-    platform::parallel_for(records * kMaxSlots,
-                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.list(), records, o.factor, forward},
+    platform::parallel_for(records * soa::kMaxSlots,
+                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.list(),
+                                                                records, o.factor, forward},
                            s);
-    platform::parallel_for(records, detail::CommitMoves{heap.state(), scratch.list(), records, o.factor, kType,
-                                                        scratch.record_of(), scratch.moved()},
+    platform::parallel_for(records,
+                           detail::CommitMoves{heap.state(), scratch.list(), records, o.factor,
+                                               kType, scratch.record_of(), scratch.moved()},
                            s);
     // Every class whose fields may point to kType, the class itself included.
-    constexpr std::uint64_t kReferring = move::kReferringClasses<Registry, std::uint64_t{1} << kType>;
+    constexpr std::uint64_t kReferring =
+        move::kReferringClasses<Registry, std::uint64_t{1} << kType>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
@@ -287,25 +298,29 @@ DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, c
               constexpr unsigned kRef = static_cast<unsigned>(I);
               constexpr unsigned kRefCap = Registry::kCapacityById[kRef];
               heap.list_blocks(kRef, s);
-              const std::size_t threads = do_all_threads(heap.num_blocks(), kRefCap);
-              platform::parallel_for(threads,
-                                     detail::RewritePointers<Registry, kRef, kType>{
-                                         heap.state(), heap.block_list(kRef), heap.block_count(kRef).get(),
-                                         scratch.record_of(), forward, threads},
-                                     s);
+              const std::size_t threads = soa::do_all_threads(heap.num_blocks(), kRefCap);
+              platform::parallel_for(
+                  threads,
+                  detail::RewritePointers<Registry, kRef, kType>{
+                      heap.state(), heap.block_list(kRef), heap.block_count(kRef).get(),
+                      scratch.record_of(), forward, threads},
+                  s);
             }
           }(),
           ...);
-    }(std::make_index_sequence<Registry::kNumTypes>{});
+    }
+    (std::make_index_sequence<Registry::kNumTypes>{});
     result.blocks_freed = records;
   }
   if (n != 0)
-    platform::parallel_for(n, detail::ClearDefragMarks{scratch.list(), records, scratch.candidates().device(),
-                                                       scratch.record_of()},
-                           s);
+    platform::parallel_for(
+        n,
+        detail::ClearDefragMarks{scratch.list(), records, scratch.candidates().device(),
+                                 scratch.record_of()},
+        s);
   result.objects_moved = records != 0 ? scratch.read_moved(s) : 0;
   platform::synchronize(s);
   return result;
 }
 
-}  // namespace dynasoar::soa
+}  // namespace dynasoar::move

@@ -1,11 +1,11 @@
-// Settings and result of heap compaction (allocator/soa/defrag.h), apart so
+// Settings and result of heap compaction (move/defrag.h), apart so
 // that HandleOptions can name them without the compaction's kernels.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 
-namespace dynasoar::soa {
+namespace dynasoar {
 
 /// How parallel_defrag chooses the blocks it empties (CompactGpu,
 /// Springer & Masuhara, ISMM 2019, Sec. 3.1).
@@ -42,18 +42,20 @@ struct DefragOptions {
 struct DefragPolicy {
   bool enabled = environment_every() > 0;  ///< off by default: objects move only when asked to
   unsigned every = enabled ? environment_every() : 10;  ///< calls between looks
-  double min_share = 0.25;   ///< share of a class's blocks that are candidates
-  DefragOptions options{};   ///< the compactions' settings
+  double min_share = 0.25;  ///< share of a class's blocks that are candidates
+  DefragOptions options{};  ///< the compactions' settings
 
   /// DYNASOAR_DEFRAG as a number, else 0.
-  static unsigned environment_every() { return DefragOptions::environment_number("DYNASOAR_DEFRAG", 0); }
+  static unsigned environment_every() {
+    return DefragOptions::environment_number("DYNASOAR_DEFRAG", 0);
+  }
 };
 
 /// What one compaction did.
 struct DefragResult {
-  std::uint64_t candidates = 0;    ///< blocks at most F/(F+1) full before
-  std::uint64_t blocks_freed = 0;  ///< blocks emptied and returned to the free blocks
-  std::uint64_t objects_moved = 0; ///< objects that now live in another block
+  std::uint64_t candidates = 0;     ///< blocks at most F/(F+1) full before
+  std::uint64_t blocks_freed = 0;   ///< blocks emptied and returned to the free blocks
+  std::uint64_t objects_moved = 0;  ///< objects that now live in another block
 
   /// Adds another class's result.
   DefragResult& operator+=(const DefragResult& o) {
@@ -64,4 +66,4 @@ struct DefragResult {
   }
 };
 
-}  // namespace dynasoar::soa
+}  // namespace dynasoar
