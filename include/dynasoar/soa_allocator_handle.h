@@ -371,7 +371,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   void clear_candidates(std::uint64_t n) {
     move::DefragScratch& scratch = defrag_scratch();
     if (n != 0)
-      platform::parallel_for(n, move::detail::ClearDefragMarks{scratch.list(), 0, scratch.candidates().device(),
+      platform::parallel_for(n, move::detail::ClearDefragMarks{scratch.sorted(), 0, scratch.candidates().device(),
                                                               scratch.record_of()},
                              stream_);
   }

@@ -51,15 +51,30 @@ class DefragScratch {
   explicit DefragScratch(bit_index num_blocks, platform::Stream s)
       : candidates_(num_blocks, BitmapHandle::Init::kAllClear, s),
         list_(num_blocks),
+        sorted_(num_blocks),
         count_(s),
+        by_fill_(kFills),
         record_of_(num_blocks),
         moved_(1) {
     record_of_.zero(s);
   }
   /// Blocks at most F/(F+1) full of the class being compacted.
   BitmapHandle& candidates() { return candidates_; }
+  /// Live-object counts a block can have: 0 to 64.
+  static constexpr std::size_t kFills = soa::kMaxSlots + 1;
   /// The candidates in ascending order, as the enumeration wrote them.
   bit_index* list() const { return list_.data(); }
+  /// The candidates by their number of objects, fewest first (blocks with
+  /// the same number in ascending order).
+  bit_index* sorted() const { return sorted_.data(); }
+  /// Candidates per number of objects (kFills counters).
+  unsigned* by_fill() const { return by_fill_.data(); }
+  /// Sets the counters of by_fill() to zero on s.
+  void zero_by_fill(platform::Stream s) { by_fill_.zero(s); }
+  /// Reads the counters of by_fill() into out[kFills]. Waits for s.
+  void read_by_fill(unsigned* out, platform::Stream s) const {
+    by_fill_.copy_to_host(out, kFills, 0, s);
+  }
   /// Length of the list.
   AlternatingCount& count() { return count_; }
   /// Per block: 1 + the record whose source it is, else 0.
@@ -84,7 +99,9 @@ class DefragScratch {
  private:
   BitmapHandle candidates_;
   platform::Buffer<bit_index> list_;
+  platform::Buffer<bit_index> sorted_;
   AlternatingCount count_;
+  platform::Buffer<unsigned> by_fill_;
   platform::Buffer<unsigned> record_of_;
   platform::Buffer<std::uint64_t> forward_;
   platform::Buffer<unsigned long long> moved_;
@@ -111,10 +128,52 @@ struct MarkCandidates {
   }
 };
 
-/// The target block j (0 <= j < factor) of record r among R records.
-DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std::size_t records,
-                                                     std::size_t r, unsigned j) {
-  return list[records * (j + 1) + r];
+/// Counts the listed candidates by their number of objects (the histogram
+/// of SortByFill).
+struct CountByFill {
+  soa::HeapState* state;
+  const bit_index* list;
+  const bit_index* count;  ///< the list's length (device memory)
+  unsigned type;
+  unsigned* by_fill;  ///< DefragScratch::kFills counters, zeroed before
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    for (std::size_t k = worker; k < n; k += workers)
+      platform::atomic_fetch_add(by_fill + platform::popc(state->live_slots(list[k], type)), 1u);
+  }
+};
+
+/// The candidates sorted by their number of objects (a counting sort):
+/// a candidate with f objects goes to position first[f] plus its turn
+/// among them (an atomic counter per f, zeroed before). Blocks with the
+/// same number of objects come in no particular order; which of them move
+/// does not change what the program computes.
+struct SortByFill {
+  soa::HeapState* state;
+  const bit_index* list;
+  std::size_t n;
+  unsigned type;
+  bit_index* sorted;
+  unsigned* turns;  ///< DefragScratch::kFills counters, zeroed before
+  struct Starts {
+    std::uint32_t at[DefragScratch::kFills];
+  } first;
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    for (std::size_t k = worker; k < n; k += workers) {
+      const auto f = static_cast<std::size_t>(platform::popc(state->live_slots(list[k], type)));
+      sorted[first.at[f] + platform::atomic_fetch_add(turns + f, 1u)] = list[k];
+    }
+  }
+};
+
+/// The target block j (0 <= j < factor) of record r among R records, in
+/// the n candidates sorted by fill: record r's source is the r-th emptiest
+/// candidate and its targets are among the fullest, so that the fewest
+/// objects move and the targets fill up.
+DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* sorted, std::size_t n,
+                                                     std::size_t records, std::size_t r,
+                                                     unsigned j) {
+  return sorted[n - 1 - (records * j + r)];
 }
 
 /// Step 3a: item i moves the object in slot i % 64 of record i / 64's
@@ -127,6 +186,7 @@ template <class Registry, unsigned kType>
 struct MoveObjects {
   soa::HeapState* state;
   const bit_index* list;
+  std::size_t n;
   std::size_t records;
   unsigned factor;
   std::uint64_t* forward;
@@ -144,7 +204,7 @@ struct MoveObjects {
     }
     auto rank = static_cast<unsigned>(platform::popc(live & platform::low_bits(slot)));
     for (unsigned j = 0; j < factor; ++j) {
-      const bit_index target = target_of(list, records, r, j);
+      const bit_index target = target_of(list, n, records, r, j);
       const soa::word free = ~platform::atomic_load(&state->header(target)->allocation);
       const auto n = static_cast<unsigned>(platform::popc(free));
       if (rank < n) {
@@ -169,6 +229,7 @@ struct MoveObjects {
 struct CommitMoves {
   soa::HeapState* state;
   const bit_index* list;
+  std::size_t n;
   std::size_t records;
   unsigned factor;
   unsigned type;
@@ -180,7 +241,7 @@ struct CommitMoves {
     auto remaining = static_cast<unsigned>(platform::popc(state->live_slots(source, type)));
     platform::atomic_fetch_add(moved, static_cast<unsigned long long>(remaining));
     for (unsigned j = 0; j < factor && remaining > 0; ++j) {
-      const bit_index target = target_of(list, records, r, j);
+      const bit_index target = target_of(list, n, records, r, j);
       soa::BlockHeader* h = state->header(target);
       const soa::word free = ~platform::atomic_load(&h->allocation);
       const auto n = static_cast<unsigned>(platform::popc(free));
@@ -254,19 +315,42 @@ struct ClearDefragMarks {
 
 }  // namespace detail
 
-/// Step 1 and 2 for the concrete class `type`: marks and lists its
-/// candidates. Returns their number. Waits for s.
+/// Steps 1 and 2 for the concrete class `type`: marks its candidates and
+/// lists them by fill, fewest objects first (DefragScratch::sorted).
+/// Returns their number. Waits for s.
 template <class Registry>
 std::uint64_t defrag_candidates(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
                                 unsigned type, const DefragOptions& o, platform::Stream s) {
   heap.list_blocks(type, s);
+  const std::size_t workers = soa::workers_for_blocks(heap.num_blocks());
   platform::parallel_workers_up_to(
-      soa::workers_for_blocks(heap.num_blocks()),
+      workers,
       detail::MarkCandidates{heap.state(), heap.block_list(type), heap.block_count(type).get(),
                              scratch.candidates().device(), type, o.factor},
       s);
   scratch.candidates().enumerate(scratch.list(), scratch.count(), s);
-  return scratch.count().read(s);
+  scratch.zero_by_fill(s);
+  platform::parallel_workers_up_to(
+      workers,
+      detail::CountByFill{heap.state(), scratch.list(), scratch.count().get(), type,
+                          scratch.by_fill()},
+      s);
+  unsigned by_fill[DefragScratch::kFills];
+  scratch.read_by_fill(by_fill, s);
+  detail::SortByFill::Starts first{};
+  std::uint64_t n = 0;
+  for (std::size_t f = 0; f < DefragScratch::kFills; ++f) {
+    first.at[f] = static_cast<std::uint32_t>(n);
+    n += by_fill[f];
+  }
+  if (n != 0) {
+    scratch.zero_by_fill(s);  // now the turns within each count
+    platform::parallel_workers_up_to(workers,
+                                     detail::SortByFill{heap.state(), scratch.list(), n, type,
+                                                        scratch.sorted(), scratch.by_fill(), first},
+                                     s);
+  }
+  return n;
 }
 
 /// Compacts the objects of the concrete class kType (steps 1-5). Blocking.
@@ -281,11 +365,11 @@ DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scrat
     std::uint64_t* forward = scratch.forward(records);
     scratch.zero_moved(s);
     platform::parallel_for(records * soa::kMaxSlots,
-                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.list(),
+                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.sorted(), n,
                                                                 records, o.factor, forward},
                            s);
     platform::parallel_for(records,
-                           detail::CommitMoves{heap.state(), scratch.list(), records, o.factor,
+                           detail::CommitMoves{heap.state(), scratch.sorted(), n, records, o.factor,
                                                kType, scratch.record_of(), scratch.moved()},
                            s);
     // Every class whose fields may point to kType, the class itself included.
@@ -315,7 +399,7 @@ DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scrat
   if (n != 0)
     platform::parallel_for(
         n,
-        detail::ClearDefragMarks{scratch.list(), records, scratch.candidates().device(),
+        detail::ClearDefragMarks{scratch.sorted(), records, scratch.candidates().device(),
                                  scratch.record_of()},
         s);
   result.objects_moved = records != 0 ? scratch.read_moved(s) : 0;
