@@ -34,16 +34,16 @@ template <class Ns>
 struct Model;
 struct SoaTag {};
 struct AosTag {};
-#define MOVE_TEST_MODEL(TagT, ns)               \
-  template <>                                   \
-  struct Model<TagT> {                          \
-    using Alloc = ns::Alloc;                    \
-    using NodeBase = ns::NodeBase;              \
-    using Node = ns::Node;                      \
-    using Anchor = ns::Anchor;                  \
-    using Spring = ns::Spring;                  \
-    using Tag = ns::Tag;                        \
-    static constexpr int kDegree = ns::kDegree; \
+#define MOVE_TEST_MODEL(TagT, ns)                                     \
+  template <>                                                         \
+  struct Model<TagT> {                                                \
+    using Alloc = ns::Alloc;                                          \
+    using NodeBase = ns::NodeBase;                                    \
+    using Node = ns::Node;                                            \
+    using Anchor = ns::Anchor;                                        \
+    using Spring = ns::Spring;                                        \
+    using Tag = ns::Tag;                                              \
+    DYNASOAR_HD static constexpr int degree() { return ns::kDegree; } \
   };
 MOVE_TEST_MODEL(SoaTag, soa_graph)
 MOVE_TEST_MODEL(AosTag, aos_graph)
@@ -88,8 +88,8 @@ struct Link {
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (i < n) {
       typename M::NodeBase* node = nodes[i];
-      for (int d = 0; d < M::kDegree; ++d) node->springs[d] = springs[(i * M::kDegree + d) % m];
-      node->degree = M::kDegree;
+      for (int d = 0; d < M::degree(); ++d) node->springs[d] = springs[(i * M::degree() + d) % m];
+      node->degree = M::degree();
       if (M::Alloc::template is_a<typename M::Node>(node))
         static_cast<typename M::Node*>(node)->buddy = nodes[(i * 13 + 5) % n];
     }
@@ -114,7 +114,7 @@ DYNASOAR_HD unsigned kind_of(const void* p) {
 template <class M>
 struct Unlink {
   DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
-    for (int d = 0; d < M::kDegree; ++d) {
+    for (int d = 0; d < M::degree(); ++d) {
       typename M::Spring* s = node->springs[d];
       if (s != nullptr && dies(kSpring, s->id)) node->springs[d] = nullptr;
     }
@@ -191,10 +191,10 @@ struct Census {
   }
   DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
     std::uint64_t h = static_cast<std::uint64_t>(static_cast<int>(node->degree));
-    for (int d = 0; d < M::kDegree; ++d)
+    for (int d = 0; d < M::degree(); ++d)
       h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
     const unsigned kind = kind_of<M>(node);
-    bool ok = node->degree == M::kDegree;
+    bool ok = node->degree == M::degree();
     if (kind == kNode) {
       auto* self = static_cast<typename M::Node*>(node);
       h = dynasoar::platform::mix64(h + follow<typename M::NodeBase>(self->buddy));
