@@ -206,8 +206,8 @@ struct MoveObjects {
     for (unsigned j = 0; j < factor; ++j) {
       const bit_index target = target_of(list, n, records, r, j);
       const soa::word free = ~platform::atomic_load(&state->header(target)->allocation);
-      const auto n = static_cast<unsigned>(platform::popc(free));
-      if (rank < n) {
+      const auto room = static_cast<unsigned>(platform::popc(free));
+      if (rank < room) {
         const auto to_slot =
             static_cast<unsigned>(platform::nth_set_bit(free, static_cast<int>(rank)));
         const std::uint64_t from =
@@ -218,7 +218,7 @@ struct MoveObjects {
         out = to;
         return;
       }
-      rank -= n;
+      rank -= room;
     }
     out = 0;  // unreachable: the targets have room (see the top of this file)
   }
@@ -244,12 +244,12 @@ struct CommitMoves {
       const bit_index target = target_of(list, n, records, r, j);
       soa::BlockHeader* h = state->header(target);
       const soa::word free = ~platform::atomic_load(&h->allocation);
-      const auto n = static_cast<unsigned>(platform::popc(free));
+      const auto room = static_cast<unsigned>(platform::popc(free));
       const soa::word taken =
-          remaining >= n ? free
+          remaining >= room ? free
                          : free & platform::low_bits(static_cast<unsigned>(
                                       platform::nth_set_bit(free, static_cast<int>(remaining))));
-      remaining -= remaining >= n ? n : remaining;
+      remaining -= remaining >= room ? room : remaining;
       platform::atomic_fetch_and(&h->destroyed, ~taken);
       const soa::word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
       if (after == soa::kAllSlots) state->active[type].clear(target);
