@@ -163,6 +163,11 @@ class TreeNode : public Entry {
   DYNASOAR_HD void refine(World w);
   DYNASOAR_HD void summarize(World w);
   DYNASOAR_HD void sweep(World w);
+  /// The root (no parent) writes its address to *out: the host finds the
+  /// root again after a compaction moved it.
+  DYNASOAR_HD void find_root(TreeNode** out) {
+    if (static_cast<TreeNode*>(parent) == nullptr) *out = this;
+  }
 
  private:
   DYNASOAR_HD TreeNode(TreeNode* up, int d, std::uint32_t cx, std::uint32_t cy)
@@ -477,12 +482,12 @@ RunReport run(const Config& c) {
   } catch (const OutOfMemory& e) {
     throw out_of_memory(e, "creating the bodies");
   }
-  const World w{c.physics,
-                force_params(c.physics, c.bodies),
-                root_slot.to_vector(stream)[0],
-                changed.data(),
-                overflow.data(),
-                heap.device()};
+  World w{c.physics,
+          force_params(c.physics, c.bodies),
+          root_slot.to_vector(stream)[0],
+          changed.data(),
+          overflow.data(),
+          heap.device()};
 
   // Steps 3 to 7 of a step (the build at the start is the same with every
   // body homeless). Returns the rounds of settle and refine.
@@ -550,6 +555,13 @@ RunReport run(const Config& c) {
     const int r = update_tree(step);
     rounds += r;
     most_rounds = std::max(most_rounds, r);
+    // --defrag: a compaction rewrites every pointer in the objects' fields,
+    // but not the host's copy of the root; it is found again.
+    if (heap.compact_if_fragmented().blocks_freed != 0) {
+      heap.parallel_do<TreeNode, &TreeNode::find_root>(root_slot.data());
+      w.root = root_slot.to_vector(stream)[0];
+      timer.mark("compaction");
+    }
   }, [&](int step) { c.on_frame(copy_state(step)); });
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());
@@ -573,6 +585,7 @@ RunReport run(const Config& c) {
   r.float_checksum = sum.to_vector(stream)[0] + static_cast<double>(bodies);
   r.live = {{"Body", bodies}, {"TreeNode", heap.count<TreeNode>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  report_compaction(heap, r);
   r.heap.emplace_back("tree updates", std::to_string(rounds) + " rounds of insert and split in " +
                                           std::to_string(c.steps) + " steps, at most " +
                                           std::to_string(most_rounds) + " in one");

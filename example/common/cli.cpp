@@ -63,8 +63,17 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
       ->capture_default_str()
       ->check(finite_number())
       ->check(CLI::Range(0.0, 1e9));
-  // Every heap made after parsing reads it (HandleOptions::watchdog_seconds).
-  app.parse_complete_callback([&o] { setenv("DYNASOAR_WATCHDOG", std::to_string(o.watchdog).c_str(), 1); });
+  if (stepped)
+    app.add_option("--defrag", o.defrag,
+                   "compact the heap's fragmented classes every N steps (0: never; the DynaSOAr heap and "
+                   "BitmapAlloc: other back ends and the baseline ignore it)")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 1u << 29));
+  // Every heap made after parsing reads them (HandleOptions::watchdog_seconds, HandleOptions::defrag).
+  app.parse_complete_callback([&o] {
+    setenv("DYNASOAR_WATCHDOG", std::to_string(o.watchdog).c_str(), 1);
+    if (o.defrag > 0) setenv("DYNASOAR_DEFRAG", std::to_string(o.defrag).c_str(), 1);
+  });
   add_viewer_options(app, o.view, stepped);
 }
 

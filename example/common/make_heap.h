@@ -13,6 +13,7 @@
 
 #include <dynasoar/dynasoar.h>
 
+#include "dynasoar/support/phase_timer.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example {
@@ -76,6 +77,32 @@ double enumeration_seconds(const H& h) {
     return h.enumeration_seconds();
   else
     return 0.0;
+}
+
+// snippet-begin: step-boundary
+/// The end of a step, where objects may move: with --defrag N (the
+/// environment's DYNASOAR_DEFRAG, HandleOptions::defrag) the DynaSOAr heap and
+/// BitmapAlloc compact the fragmented classes every N steps, timed as the
+/// phase "compaction"; without it, and on the byte allocators, nothing.
+template <class Handle>
+void end_of_step(Handle& heap, support::PhaseTimer& timer) {
+  if (heap.compact_if_fragmented().blocks_freed != 0) timer.mark("compaction");
+}
+// snippet-end: step-boundary
+
+/// Adds what compaction did and the heap's blocks in use at the end to the
+/// report (the DynaSOAr heap and BitmapAlloc only). Waits for the stream.
+template <class Handle>
+void report_compaction(Handle& heap, RunReport& r) {
+  if constexpr (requires { heap.defrag_policy_result(); }) {
+    const DefragResult d = heap.defrag_policy_result();
+    const std::uint64_t used = heap.allocated_blocks();
+    r.heap.emplace_back("in use at the end", std::to_string(used) + " blocks, " +
+                                                 std::to_string((used * Handle::kBlockBytes) >> 10) + " KiB");
+    if (d.blocks_freed != 0 || heap.defrag_policy().enabled)
+      r.heap.emplace_back("compaction", std::to_string(d.blocks_freed) + " blocks freed, " +
+                                            std::to_string(d.objects_moved) + " objects moved");
+  }
 }
 
 // snippet-begin: statistics

@@ -206,6 +206,7 @@ RunReport run(const Config& c) {
     heap.parallel_do_async<Alive, &Alive::create_candidates>(w);
     timer.mark("new candidates");
     check_heap_now_and_then(heap, step, c.steps);
+    end_of_step(heap, timer);  // --defrag
   }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
@@ -216,6 +217,7 @@ RunReport run(const Config& c) {
   r.checksum = sum.to_vector()[0];
   r.live = {{"Alive", heap.count<Alive>()}, {"Candidate", heap.count<Candidate>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  report_compaction(heap, r);
   return r;
 }
 

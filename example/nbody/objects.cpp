@@ -12,6 +12,7 @@
 
 #include "dynasoar/support/phase_timer.h"
 #include "example/common/device_info.h"
+#include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
 #include "example/nbody/nbody.h"
 #include "example/nbody/rules.h"
@@ -175,6 +176,7 @@ RunReport run(const Config& c) {
       heap.parallel_do_async<Body, &Body::take_in>(w);
       timer.mark("merge");
     }
+    end_of_step(heap, timer);  // --defrag
   }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
@@ -186,6 +188,7 @@ RunReport run(const Config& c) {
   r.float_checksum = sum.to_vector()[0] + static_cast<double>(bodies);
   r.live = {{"Body", bodies}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  report_compaction(heap, r);
   return r;
 }
 

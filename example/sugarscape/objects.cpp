@@ -287,6 +287,7 @@ RunReport run(const Config& c) {
     heap.parallel_do_async<Male, &Male::mate>(w);
     timer.mark("mate");
     check_heap_now_and_then(heap, step, c.steps);
+    end_of_step(heap, timer);  // --defrag
   }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(), timer.phases_ms());
@@ -299,6 +300,7 @@ RunReport run(const Config& c) {
   r.checksum = sum.to_vector()[0];
   r.live = {{"Cell", heap.count<Cell>()}, {"Male", heap.count<Male>()}, {"Female", heap.count<Female>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  report_compaction(heap, r);
   const char* names[] = {"Cell", "Agent", "Male", "Female"};  // the allocator's type list, in order
   report_statistics<Cell, Agent>(heap, r, names);
   return r;

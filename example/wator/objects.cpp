@@ -275,6 +275,7 @@ RunReport run(const Config& c) {
       traced_registry_s = enumeration_seconds(heap);
       timer.resume();
     }
+    end_of_step(heap, timer);  // --defrag
   }, send_frame);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
@@ -289,6 +290,7 @@ RunReport run(const Config& c) {
   r.checksum = sum.to_vector()[0];
   r.live = {{"Cell", heap.count<Cell>()}, {"Fish", heap.count<Fish>()}, {"Shark", heap.count<Shark>()}};
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
+  report_compaction(heap, r);
   const char* names[] = {"Cell", "Agent", "Fish", "Shark"};  // the allocator's type list, in order
   report_statistics<Cell, Agent>(heap, r, names);
   return r;

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "dynasoar/allocator/raw/pool_options.h"
-#include "dynasoar/allocator/soa/defrag_options.h"
+#include "dynasoar/move/defrag_options.h"
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/platform/watchdog.h"
 
@@ -21,7 +21,7 @@ struct HandleOptions {
   soa::HeapOptions heap{};
   /// DynaSOAr heap and BitmapAlloc: compaction by itself after parallel_do
   /// (off by default; docs/guide/moving-objects.md).
-  soa::DefragPolicy defrag{};
+  DefragPolicy defrag{};
   /// Byte allocators: settings of the raw allocator's pool (split policy, heaps).
   raw::PoolOptions pool{};
   /// Byte allocators: registry entries per class at first. An array grows

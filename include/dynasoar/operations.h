@@ -16,7 +16,7 @@
 
 #include "dynasoar/object.h"
 #include "dynasoar/object_index.h"
-#include "dynasoar/allocator/soa/defrag_options.h"
+#include "dynasoar/move/defrag_options.h"
 #include "dynasoar/model/visit.h"
 #include "dynasoar/platform/arg_pack.h"
 #include "dynasoar/platform/config.h"
@@ -231,7 +231,7 @@ class HandleOps {
   /// The step boundary of HandleOptions::defrag: a byte allocator's
   /// objects do not move, so nothing happens (the DynaSOAr heap and
   /// BitmapAlloc compact here when the policy says so).
-  soa::DefragResult compact_if_fragmented() { return {}; }
+  DefragResult compact_if_fragmented() { return {}; }
 
   /// Live objects of T and its subclasses (H::count_type per class). Waits
   /// for the stream.

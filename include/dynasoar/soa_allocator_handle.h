@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "dynasoar/allocator/soa/defrag.h"
+#include "dynasoar/move/defrag.h"
 #include "dynasoar/allocator/soa/heap_storage.h"
 #include "dynasoar/allocator/soa/launch.h"
 #include "dynasoar/handle_options.h"
@@ -170,7 +170,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// class made by parallel_new_indexed, whose table holds its pointers.
   /// Blocking: waits for the work queued before and for the compaction.
   template <class T>
-  soa::DefragResult parallel_defrag(const soa::DefragOptions& o = {}) {
+  DefragResult parallel_defrag(const DefragOptions& o = {}) {
     check_defrag_options(o);
     check_errors();
     model::for_each_concrete<Registry, T>([&](unsigned type) {
@@ -179,7 +179,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
                                " were made by parallel_new_indexed, and its table holds their pointers; "
                                "they cannot move. Compact the classes whose objects come and go.");
     });
-    soa::DefragResult total;
+    DefragResult total;
     model::for_each_concrete_constant<Registry, T>(
         [&](auto type_constant) { total += defrag_class<decltype(type_constant)::value>(o); });
     return total;
@@ -192,16 +192,16 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   /// (the default), nothing. Blocking when it looks (it counts the
   /// candidates); else free. The same rule as parallel_defrag for pointers
   /// held outside the heap's fields.
-  soa::DefragResult compact_if_fragmented() {
-    soa::DefragResult done;
+  DefragResult compact_if_fragmented() {
+    DefragResult done;
     if (!defrag_policy_.enabled || ++calls_since_look_ < defrag_policy_.every) return done;
     calls_since_look_ = 0;
     check_errors();
     for_each_class_constant([&](auto type_constant) {
       constexpr unsigned kType = decltype(type_constant)::value;
       if ((indexed_types_ >> kType) & 1u) return;
-      const soa::DefragOptions& o = defrag_policy_.options;
-      const std::uint64_t candidates = soa::defrag_candidates(heap_, defrag_scratch(), kType, o, stream_);
+      const DefragOptions& o = defrag_policy_.options;
+      const std::uint64_t candidates = move::defrag_candidates(heap_, defrag_scratch(), kType, o, stream_);
       const bit_index blocks = heap_.block_count(kType).read(stream_);
       clear_candidates(candidates);
       if (candidates > std::uint64_t{o.retained} + o.factor &&
@@ -213,7 +213,9 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   }
 
   /// What the policy's compactions did so far (all classes together).
-  soa::DefragResult defrag_policy_result() const { return policy_result_; }
+  DefragResult defrag_policy_result() const { return policy_result_; }
+  /// The compaction policy this heap follows (HandleOptions::defrag).
+  const DefragPolicy& defrag_policy() const { return defrag_policy_; }
 
   /// Saves every live object of every concrete class to `out`, with
   /// `user` (the program's own state: its step, seed, ..., as bytes) beside
@@ -438,28 +440,28 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     }(std::make_index_sequence<kNumTypes>{});
   }
 
-  static void check_defrag_options(const soa::DefragOptions& o) {
+  static void check_defrag_options(const DefragOptions& o) {
     if (o.factor < 1 || o.factor > 63)
       throw std::invalid_argument("parallel_defrag: DefragOptions::factor is " + std::to_string(o.factor) +
                                   "; it must be 1 to 63 (a block at most F/(F+1) full is compacted)");
   }
 
-  soa::DefragScratch& defrag_scratch() {
-    if (!defrag_scratch_) defrag_scratch_ = std::make_unique<soa::DefragScratch>(num_blocks(), stream_);
+  move::DefragScratch& defrag_scratch() {
+    if (!defrag_scratch_) defrag_scratch_ = std::make_unique<move::DefragScratch>(num_blocks(), stream_);
     return *defrag_scratch_;
   }
 
-  // The compaction of one concrete class (soa::defrag_class).
+  // The compaction of one concrete class (move::defrag_class).
   template <unsigned kType>
-  soa::DefragResult defrag_class(const soa::DefragOptions& o) {
-    return soa::defrag_class<Registry, kType>(heap_, defrag_scratch(), o, stream_);
+  DefragResult defrag_class(const DefragOptions& o) {
+    return move::defrag_class<Registry, kType>(heap_, defrag_scratch(), o, stream_);
   }
 
   // Clears the marks of `n` listed candidates without compacting (the policy's look).
   void clear_candidates(std::uint64_t n) {
-    soa::DefragScratch& scratch = defrag_scratch();
+    move::DefragScratch& scratch = defrag_scratch();
     if (n != 0)
-      platform::parallel_for(n, soa::detail::ClearDefragMarks{scratch.list(), 0, scratch.candidates().device(),
+      platform::parallel_for(n, move::detail::ClearDefragMarks{scratch.sorted(), 0, scratch.candidates().device(),
                                                               scratch.record_of()},
                              stream_);
   }
@@ -484,12 +486,12 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
   Stream stream_;
   soa::HeapStorage<Registry> heap_;
-  soa::DefragPolicy defrag_policy_;
+  DefragPolicy defrag_policy_;
   unsigned calls_since_look_ = 0;
-  soa::DefragResult policy_result_;
+  DefragResult policy_result_;
   std::uint64_t indexed_types_ = 0;  // classes made by parallel_new_indexed
   move::TableRecords<kNumTypes> tables_;  // their tables' blocks (checkpoints save in table order)
-  std::unique_ptr<soa::DefragScratch> defrag_scratch_;
+  std::unique_ptr<move::DefragScratch> defrag_scratch_;
   platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
 };
 

@@ -6,15 +6,14 @@
 // values; every pointer field leads to a live object of a right class and
 // to the same object (by id) as before; fewer blocks are in use; and the
 // block states agree with the bitmaps (paper App. A.5).
+#include <dynasoar/debug.h>
+#include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <dynasoar/debug.h>
-#include <dynasoar/dynasoar.h>
 
 #include "move/graph_census.h"
 
@@ -38,7 +37,7 @@ TYPED_TEST(DefragTest, KeepsEveryObjectAndPointer) {
   ASSERT_GT(before.objects, 1000u);
   const std::uint64_t blocks_before = TestFixture::blocks_of(heap);
 
-  dynasoar::soa::DefragResult total;
+  dynasoar::DefragResult total;
   total += heap.template parallel_defrag<typename Mo::Spring>();
   total += heap.template parallel_defrag<typename Mo::NodeBase>();  // Node and Anchor
   total += heap.template parallel_defrag<typename Mo::Tag>();
@@ -76,19 +75,19 @@ TYPED_TEST(DefragTest, LeavesFullBlocksAndRetainedCandidatesAlone) {
   typename TestFixture::Handle heap(std::uint64_t{64} << 20);
   this->build(heap);  // every block full or nearly
   const Summary before = this->census(heap);
-  const dynasoar::soa::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
+  const dynasoar::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
   EXPECT_EQ(r.blocks_freed, 0u);
   EXPECT_EQ(r.objects_moved, 0u);
   EXPECT_EQ(this->census(heap).signature, before.signature);
 
   this->fragment(heap);
-  dynasoar::soa::DefragOptions all_retained;
+  dynasoar::DefragOptions all_retained;
   all_retained.retained = 1u << 30;
   EXPECT_EQ(heap.template parallel_defrag<typename Mo::Spring>(all_retained).blocks_freed, 0u);
-  dynasoar::soa::DefragOptions half;  // F = 1: blocks at most half full, one target each
+  dynasoar::DefragOptions half;  // F = 1: blocks at most half full, one target each
   half.factor = 1;
   half.retained = 0;
-  const dynasoar::soa::DefragResult h = heap.template parallel_defrag<typename Mo::Spring>(half);
+  const dynasoar::DefragResult h = heap.template parallel_defrag<typename Mo::Spring>(half);
   EXPECT_GT(h.blocks_freed, 0u);
   EXPECT_LE(h.blocks_freed * 2, h.candidates);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
@@ -106,7 +105,7 @@ TYPED_TEST(DefragTest, PolicyCompactsAtStepBoundaries) {
   EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // nothing fragmented
   this->fragment(heap);
   EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);
-  const dynasoar::soa::DefragResult r = heap.compact_if_fragmented();
+  const dynasoar::DefragResult r = heap.compact_if_fragmented();
   EXPECT_GT(r.blocks_freed, 0u);
   EXPECT_EQ(heap.defrag_policy_result().blocks_freed, r.blocks_freed);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
@@ -133,7 +132,7 @@ TYPED_TEST(DefragTest, RefusesIndexedClassesAndBadOptions) {
   } catch (const std::logic_error& e) {
     EXPECT_NE(std::string(e.what()).find("parallel_new_indexed"), std::string::npos) << e.what();
   }
-  dynasoar::soa::DefragOptions bad;
+  dynasoar::DefragOptions bad;
   bad.factor = 0;
   EXPECT_THROW(heap.template parallel_defrag<typename Mo::Spring>(bad), std::invalid_argument);
   EXPECT_EQ(heap.template count<typename Mo::Tag>(), 100u);

@@ -7,14 +7,13 @@
 // move exactly when every object and every pointer survived it.
 #pragma once
 
+#include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
-
-#include <dynasoar/dynasoar.h>
 
 #define MOVE_TEST_ALLOCATOR dynasoar::SoaAllocator
 #define MOVE_TEST_NAMESPACE soa_graph
@@ -35,16 +34,16 @@ template <class Ns>
 struct Model;
 struct SoaTag {};
 struct AosTag {};
-#define MOVE_TEST_MODEL(TagT, ns)     \
-  template <>                         \
-  struct Model<TagT> {                \
-    using Alloc = ns::Alloc;          \
-    using NodeBase = ns::NodeBase;    \
-    using Node = ns::Node;            \
-    using Anchor = ns::Anchor;        \
-    using Spring = ns::Spring;        \
-    using Tag = ns::Tag;              \
-    static constexpr int kDegree = ns::kDegree; \
+#define MOVE_TEST_MODEL(TagT, ns)                                     \
+  template <>                                                         \
+  struct Model<TagT> {                                                \
+    using Alloc = ns::Alloc;                                          \
+    using NodeBase = ns::NodeBase;                                    \
+    using Node = ns::Node;                                            \
+    using Anchor = ns::Anchor;                                        \
+    using Spring = ns::Spring;                                        \
+    using Tag = ns::Tag;                                              \
+    DYNASOAR_HD static constexpr int degree() { return ns::kDegree; } \
   };
 MOVE_TEST_MODEL(SoaTag, soa_graph)
 MOVE_TEST_MODEL(AosTag, aos_graph)
@@ -89,8 +88,8 @@ struct Link {
   DYNASOAR_HD void operator()(std::size_t i) const {
     if (i < n) {
       typename M::NodeBase* node = nodes[i];
-      for (int d = 0; d < M::kDegree; ++d) node->springs[d] = springs[(i * M::kDegree + d) % m];
-      node->degree = static_cast<int>(M::kDegree);  // a value: nvcc cannot bind a reference to it in device code
+      for (int d = 0; d < M::degree(); ++d) node->springs[d] = springs[(i * M::degree() + d) % m];
+      node->degree = M::degree();
       if (M::Alloc::template is_a<typename M::Node>(node))
         static_cast<typename M::Node*>(node)->buddy = nodes[(i * 13 + 5) % n];
     }
@@ -115,7 +114,7 @@ DYNASOAR_HD unsigned kind_of(const void* p) {
 template <class M>
 struct Unlink {
   DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
-    for (int d = 0; d < M::kDegree; ++d) {
+    for (int d = 0; d < M::degree(); ++d) {
       typename M::Spring* s = node->springs[d];
       if (s != nullptr && dies(kSpring, s->id)) node->springs[d] = nullptr;
     }
@@ -158,8 +157,8 @@ struct Kill {
 template <class M>
 struct Census {
   dynasoar::soa::HeapState* heap;
-  unsigned* seen;                  // [kind][id]: kKinds * (2 * kBorn)
-  unsigned long long* out;         // [0] signature, [1] objects, [2] bad pointers, [3] bad values
+  unsigned* seen;           // [kind][id]: kKinds * (2 * kBorn)
+  unsigned long long* out;  // [0] signature, [1] objects, [2] bad pointers, [3] bad values
   DYNASOAR_HD bool live(const void* p, std::uint64_t classes) const {
     const auto bits = reinterpret_cast<std::uint64_t>(p);
     const unsigned type = dynasoar::soa::pointer_type(bits);
@@ -184,22 +183,25 @@ struct Census {
   }
   DYNASOAR_HD void add(unsigned kind, std::uint32_t id, std::uint64_t h, bool values_ok) const {
     dynasoar::platform::atomic_fetch_add(seen + kind * (2 * kBorn) + id, 1u);
-    dynasoar::platform::atomic_fetch_add(out, static_cast<unsigned long long>(
-                                                  dynasoar::platform::mix64(h ^ (std::uint64_t{kind} << 40 | id))));
+    dynasoar::platform::atomic_fetch_add(
+        out, static_cast<unsigned long long>(
+                 dynasoar::platform::mix64(h ^ (std::uint64_t{kind} << 40 | id))));
     dynasoar::platform::atomic_fetch_add(out + 1, 1ull);
     if (!values_ok) dynasoar::platform::atomic_fetch_add(out + 3, 1ull);
   }
   DYNASOAR_HD void operator()(typename M::NodeBase* node) const {
     std::uint64_t h = static_cast<std::uint64_t>(static_cast<int>(node->degree));
-    for (int d = 0; d < M::kDegree; ++d) h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
+    for (int d = 0; d < M::degree(); ++d)
+      h = dynasoar::platform::mix64(h + follow<typename M::Spring>(node->springs[d]));
     const unsigned kind = kind_of<M>(node);
-    bool ok = node->degree == M::kDegree;
+    bool ok = node->degree == M::degree();
     if (kind == kNode) {
       auto* self = static_cast<typename M::Node*>(node);
       h = dynasoar::platform::mix64(h + follow<typename M::NodeBase>(self->buddy));
       ok = ok && static_cast<float>(self->pos) == static_cast<float>(node->id) * 0.5f;
     } else {
-      ok = ok && static_cast<double>(static_cast<typename M::Anchor*>(node)->weight) == node->id * 2.0;
+      ok = ok &&
+           static_cast<double>(static_cast<typename M::Anchor*>(node)->weight) == node->id * 2.0;
     }
     add(kind, node->id, h, ok);
   }
@@ -234,17 +236,21 @@ class GraphTest : public ::testing::Test {
     Buffer<typename M::NodeBase*> nodes(kNodes);
     Buffer<typename M::Spring*> springs(kSprings);
     Buffer<typename M::Tag*> tags(kSprings);
-    dynasoar::platform::parallel_for(kSprings, Create<M>{heap.device(), nodes.data(), springs.data(), tags.data(),
-                                                         kNodes, kSprings});
-    dynasoar::platform::parallel_for(kSprings, Link<M>{nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
+    dynasoar::platform::parallel_for(
+        kSprings,
+        Create<M>{heap.device(), nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
+    dynasoar::platform::parallel_for(
+        kSprings, Link<M>{nodes.data(), springs.data(), tags.data(), kNodes, kSprings});
     dynasoar::platform::synchronize({});
     heap.check_errors();
   }
 
   template <class H>
   static void fragment(H& heap) {
-    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Unlink<M>>>(Unlink<M>{});
-    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Unlink<M>>>(Unlink<M>{});
+    heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Unlink<M>>>(
+        Unlink<M>{});
+    heap.template parallel_do<typename M::Spring, &M::Spring::template visit<Unlink<M>>>(
+        Unlink<M>{});
     heap.template parallel_do<typename M::Tag, &M::Tag::template visit<Unlink<M>>>(Unlink<M>{});
     const Kill<M> kill{heap.device()};
     heap.template parallel_do<typename M::NodeBase, &M::NodeBase::template visit<Kill<M>>>(kill);

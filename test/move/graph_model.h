@@ -7,9 +7,9 @@
 //
 // Included once per block layout: MOVE_TEST_ALLOCATOR names the allocator
 // template and MOVE_TEST_NAMESPACE the namespace (no #pragma once).
-#include <cstdint>
-
 #include <dynasoar/dynasoar.h>
+
+#include <cstdint>
 
 namespace MOVE_TEST_NAMESPACE {
 
@@ -43,14 +43,16 @@ class Node : public NodeBase {
   declare_field_types(Node, float, NodeBase*)
   Field<Node, 0> pos;
   Field<Node, 1> buddy;
-  DYNASOAR_HD explicit Node(std::uint32_t i) : NodeBase(i), pos(static_cast<float>(i) * 0.5f), buddy(nullptr) {}
+  DYNASOAR_HD explicit Node(std::uint32_t i)
+      : NodeBase(i), pos(static_cast<float>(i) * 0.5f), buddy(nullptr) {}
 };
 
 class Anchor : public NodeBase {
  public:
   declare_field_types(Anchor, double)
   Field<Anchor, 0> weight;
-  DYNASOAR_HD explicit Anchor(std::uint32_t i) : NodeBase(i), weight(static_cast<double>(i) * 2.0) {}
+  DYNASOAR_HD explicit Anchor(std::uint32_t i)
+      : NodeBase(i), weight(static_cast<double>(i) * 2.0) {}
 };
 
 class Spring : public Alloc::Base {
@@ -60,7 +62,8 @@ class Spring : public Alloc::Base {
   Field<Spring, 1> b;
   Field<Spring, 2> id;
   Field<Spring, 3> length;
-  DYNASOAR_HD explicit Spring(std::uint32_t i) : a(nullptr), b(nullptr), id(i), length(static_cast<float>(i % 7)) {}
+  DYNASOAR_HD explicit Spring(std::uint32_t i)
+      : a(nullptr), b(nullptr), id(i), length(static_cast<float>(i % 7)) {}
   template <class V>
   DYNASOAR_HD void visit(V v) {
     v(this);
@@ -73,7 +76,8 @@ class Tag : public Alloc::Base {
   Field<Tag, 0> spring;
   Field<Tag, 1> id;
   Field<Tag, 2> opaque;  // not an object pointer: a move copies it as it is
-  DYNASOAR_HD explicit Tag(std::uint32_t i) : spring(nullptr), id(i), opaque(reinterpret_cast<void*>(0x5150)) {}
+  DYNASOAR_HD explicit Tag(std::uint32_t i)
+      : spring(nullptr), id(i), opaque(reinterpret_cast<void*>(0x5150)) {}
   template <class V>
   DYNASOAR_HD void visit(V v) {
     v(this);

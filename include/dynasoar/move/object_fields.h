@@ -7,7 +7,7 @@
 // same three things to a class's objects: copy their fields elsewhere, and
 // rewrite every pointer that referred to the old place (CompactGpu,
 // Springer & Masuhara, ISMM 2019, Sec. 3). This header is the part that
-// depends on the user's classes; the heap's side is allocator/soa/defrag.h,
+// depends on the user's classes; compaction is move/defrag.h,
 // the file format's is move/checkpoint.h.
 //
 // An object pointer field is one whose type is `U*` for a class U that is a
@@ -76,7 +76,8 @@ struct ObjectFields {
                      ? std::uint64_t{1} << I
                      : std::uint64_t{0}) |
                 ... | std::uint64_t{0});
-      }(std::make_index_sequence<Registry::kNumTypes>{});
+      }
+      (std::make_index_sequence<Registry::kNumTypes>{});
     }
   }();
 
@@ -84,16 +85,20 @@ struct ObjectFields {
   /// field that holds no object pointer.
   template <std::size_t J>
   static constexpr std::uint64_t kFieldTargets =
-      PointerSlots<FieldType<J>>::kCount == 0 ? 0 : kReferable<typename PointerSlots<FieldType<J>>::Pointee>;
+      PointerSlots<FieldType<J>>::kCount == 0
+          ? 0
+          : kReferable<typename PointerSlots<FieldType<J>>::Pointee>;
 
   /// Object pointers held by field J (0 if it holds none).
   template <std::size_t J>
-  static constexpr std::size_t kFieldPointers = kFieldTargets<J> == 0 ? 0 : PointerSlots<FieldType<J>>::kCount;
+  static constexpr std::size_t kFieldPointers =
+      kFieldTargets<J> == 0 ? 0 : PointerSlots<FieldType<J>>::kCount;
 
   /// Every class some field of C may point to.
   static constexpr std::uint64_t kTargets = []<std::size_t... J>(std::index_sequence<J...>) {
     return (kFieldTargets<J> | ... | std::uint64_t{0});
-  }(std::make_index_sequence<kNumFields>{});
+  }
+  (std::make_index_sequence<kNumFields>{});
 
   /// Address of field J's value in the object at `object` (its pointer bits).
   template <std::size_t J>
@@ -109,7 +114,8 @@ struct ObjectFields {
       (std::memcpy(static_cast<void*>(address<J>(to)), static_cast<const void*>(address<J>(from)),
                    sizeof(FieldType<J>)),
        ...);
-    }(std::make_index_sequence<kNumFields>{});
+    }
+    (std::make_index_sequence<kNumFields>{});
   }
 
   /// f(std::uint64_t& pointer) for every object pointer held by the object
@@ -117,9 +123,8 @@ struct ObjectFields {
   /// too). The pointer's bits are read and written in place.
   template <std::uint64_t kMask, class F>
   DYNASOAR_HD static void for_each_pointer(std::uint64_t object, F&& f) {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (visit_field<J, kMask, false>(object, f), ...);
-    }(std::make_index_sequence<kNumFields>{});
+    [&]<std::size_t... J>(std::index_sequence<J...>) { (visit_field<J, kMask, false>(object, f), ...); }
+    (std::make_index_sequence<kNumFields>{});
   }
 
   /// The same walk, telling f where each pointer is and what it may point
@@ -128,9 +133,8 @@ struct ObjectFields {
   /// check a pointer read from a file against its field's classes.
   template <std::uint64_t kMask, class F>
   DYNASOAR_HD static void for_each_pointer_field(std::uint64_t object, F&& f) {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (visit_field<J, kMask, true>(object, f), ...);
-    }(std::make_index_sequence<kNumFields>{});
+    [&]<std::size_t... J>(std::index_sequence<J...>) { (visit_field<J, kMask, true>(object, f), ...); }
+    (std::make_index_sequence<kNumFields>{});
   }
 
  private:
@@ -155,10 +159,12 @@ struct ObjectFields {
 template <class Registry, std::uint64_t kMask>
 inline constexpr std::uint64_t kReferringClasses = []<std::size_t... I>(std::index_sequence<I...>) {
   using Types = typename Registry::Types;
-  return (((ObjectFields<Registry, model::At<Types, I>>::kTargets & kMask) != 0 && Registry::kCapacityById[I] != 0
+  return (((ObjectFields<Registry, model::At<Types, I>>::kTargets & kMask) != 0 &&
+                   Registry::kCapacityById[I] != 0
                ? std::uint64_t{1} << I
                : std::uint64_t{0}) |
           ... | std::uint64_t{0});
-}(std::make_index_sequence<Registry::kNumTypes>{});
+}
+(std::make_index_sequence<Registry::kNumTypes>{});
 
 }  // namespace dynasoar::move

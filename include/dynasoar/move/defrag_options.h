@@ -1,11 +1,11 @@
-// Settings and result of heap compaction (allocator/soa/defrag.h), apart so
+// Settings and result of heap compaction (move/defrag.h), apart so
 // that HandleOptions can name them without the compaction's kernels.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
 
-namespace dynasoar::soa {
+namespace dynasoar {
 
 /// How parallel_defrag chooses the blocks it empties (CompactGpu,
 /// Springer & Masuhara, ISMM 2019, Sec. 3.1).
@@ -15,8 +15,19 @@ struct DefragOptions {
   unsigned factor = 3;
   /// Candidates that stay as they are: a compaction starts only when there
   /// are more, and never brings them below this many (a few partly full
-  /// blocks are where new objects go next, at no search).
-  unsigned retained = 16;
+  /// blocks are where new objects go next, at no search). 16 unless the
+  /// environment variable DYNASOAR_DEFRAG_RETAINED gives another number
+  /// (tests of small problems set 0).
+  unsigned retained = environment_number("DYNASOAR_DEFRAG_RETAINED", 16);
+
+  /// The environment variable `name` as a number below 2^30, else `otherwise`.
+  static unsigned environment_number(const char* name, unsigned otherwise) {
+    const char* v = std::getenv(name);
+    if (v == nullptr) return otherwise;
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    return end != v && *end == '\0' && n < (1ul << 30) ? static_cast<unsigned>(n) : otherwise;
+  }
 };
 
 /// When the heap compacts by itself (HandleOptions::defrag): off unless
@@ -30,25 +41,21 @@ struct DefragOptions {
 /// (the examples' --defrag sets it).
 struct DefragPolicy {
   bool enabled = environment_every() > 0;  ///< off by default: objects move only when asked to
-  unsigned every = environment_every() > 0 ? environment_every() : 10;  ///< calls between looks
-  double min_share = 0.25;   ///< share of a class's blocks that are candidates
-  DefragOptions options{};   ///< the compactions' settings
+  unsigned every = enabled ? environment_every() : 10;  ///< calls between looks
+  double min_share = 0.25;  ///< share of a class's blocks that are candidates
+  DefragOptions options{};  ///< the compactions' settings
 
-  /// DYNASOAR_DEFRAG as a positive number, else 0.
+  /// DYNASOAR_DEFRAG as a number, else 0.
   static unsigned environment_every() {
-    const char* v = std::getenv("DYNASOAR_DEFRAG");
-    if (v == nullptr) return 0;
-    char* end = nullptr;
-    const unsigned long n = std::strtoul(v, &end, 10);
-    return end != v && *end == '\0' && n > 0 && n < (1ul << 30) ? static_cast<unsigned>(n) : 0;
+    return DefragOptions::environment_number("DYNASOAR_DEFRAG", 0);
   }
 };
 
 /// What one compaction did.
 struct DefragResult {
-  std::uint64_t candidates = 0;    ///< blocks at most F/(F+1) full before
-  std::uint64_t blocks_freed = 0;  ///< blocks emptied and returned to the free blocks
-  std::uint64_t objects_moved = 0; ///< objects that now live in another block
+  std::uint64_t candidates = 0;     ///< blocks at most F/(F+1) full before
+  std::uint64_t blocks_freed = 0;   ///< blocks emptied and returned to the free blocks
+  std::uint64_t objects_moved = 0;  ///< objects that now live in another block
 
   /// Adds another class's result.
   DefragResult& operator+=(const DefragResult& o) {
@@ -59,4 +66,4 @@ struct DefragResult {
   }
 };
 
-}  // namespace dynasoar::soa
+}  // namespace dynasoar

@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "dynasoar/allocator/soa/defrag_options.h"
 #include "dynasoar/allocator/soa/heap.h"
 #include "dynasoar/allocator/soa/heap_storage.h"
 #include "dynasoar/allocator/soa/launch.h"
@@ -34,13 +33,14 @@
 #include "dynasoar/bitmap/bitmap.h"
 #include "dynasoar/bitmap/bitmap_handle.h"
 #include "dynasoar/model/type_list.h"
+#include "dynasoar/move/defrag_options.h"
 #include "dynasoar/move/object_fields.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/executor.h"
 #include "dynasoar/platform/memory.h"
 
-namespace dynasoar::soa {
+namespace dynasoar::move {
 
 /// Scratch memory of compaction, made by the first one: the candidate
 /// bitmap (one for every class: a compaction takes one class at a time and
@@ -51,22 +51,38 @@ class DefragScratch {
   explicit DefragScratch(bit_index num_blocks, platform::Stream s)
       : candidates_(num_blocks, BitmapHandle::Init::kAllClear, s),
         list_(num_blocks),
+        sorted_(num_blocks),
         count_(s),
+        by_fill_(kFills),
         record_of_(num_blocks),
         moved_(1) {
     record_of_.zero(s);
   }
   /// Blocks at most F/(F+1) full of the class being compacted.
   BitmapHandle& candidates() { return candidates_; }
+  /// Live-object counts a block can have: 0 to 64.
+  static constexpr std::size_t kFills = soa::kMaxSlots + 1;
   /// The candidates in ascending order, as the enumeration wrote them.
   bit_index* list() const { return list_.data(); }
+  /// The candidates by their number of objects, fewest first (blocks with
+  /// the same number in ascending order).
+  bit_index* sorted() const { return sorted_.data(); }
+  /// Candidates per number of objects (kFills counters).
+  unsigned* by_fill() const { return by_fill_.data(); }
+  /// Sets the counters of by_fill() to zero on s.
+  void zero_by_fill(platform::Stream s) { by_fill_.zero(s); }
+  /// Reads the counters of by_fill() into out[kFills]. Waits for s.
+  void read_by_fill(unsigned* out, platform::Stream s) const {
+    by_fill_.copy_to_host(out, kFills, 0, s);
+  }
   /// Length of the list.
   AlternatingCount& count() { return count_; }
   /// Per block: 1 + the record whose source it is, else 0.
   unsigned* record_of() const { return record_of_.data(); }
   /// The forwarding table of `records` records (64 pointers each), grown as needed.
   std::uint64_t* forward(std::size_t records) {
-    if (forward_.size() < records * kMaxSlots) forward_ = platform::Buffer<std::uint64_t>(records * kMaxSlots);
+    if (forward_.size() < records * soa::kMaxSlots)
+      forward_ = platform::Buffer<std::uint64_t>(records * soa::kMaxSlots);
     return forward_.data();
   }
   /// Objects moved (one counter in device memory).
@@ -83,7 +99,9 @@ class DefragScratch {
  private:
   BitmapHandle candidates_;
   platform::Buffer<bit_index> list_;
+  platform::Buffer<bit_index> sorted_;
   AlternatingCount count_;
+  platform::Buffer<unsigned> by_fill_;
   platform::Buffer<unsigned> record_of_;
   platform::Buffer<std::uint64_t> forward_;
   platform::Buffer<unsigned long long> moved_;
@@ -93,7 +111,7 @@ namespace detail {
 
 /// Step 1: marks the listed blocks of `type` that are at most F/(F+1) full.
 struct MarkCandidates {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* blocks;  ///< the class's block list
   const bit_index* count;   ///< its length (device memory)
   Bitmap candidates;
@@ -110,10 +128,52 @@ struct MarkCandidates {
   }
 };
 
-/// The target block j (0 <= j < factor) of record r among R records.
-DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std::size_t records, std::size_t r,
+/// Counts the listed candidates by their number of objects (the histogram
+/// of SortByFill).
+struct CountByFill {
+  soa::HeapState* state;
+  const bit_index* list;
+  const bit_index* count;  ///< the list's length (device memory)
+  unsigned type;
+  unsigned* by_fill;  ///< DefragScratch::kFills counters, zeroed before
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    const bit_index n = *count;
+    for (std::size_t k = worker; k < n; k += workers)
+      platform::atomic_fetch_add(by_fill + platform::popc(state->live_slots(list[k], type)), 1u);
+  }
+};
+
+/// The candidates sorted by their number of objects (a counting sort):
+/// a candidate with f objects goes to position first[f] plus its turn
+/// among them (an atomic counter per f, zeroed before). Blocks with the
+/// same number of objects come in no particular order; which of them move
+/// does not change what the program computes.
+struct SortByFill {
+  soa::HeapState* state;
+  const bit_index* list;
+  std::size_t n;
+  unsigned type;
+  bit_index* sorted;
+  unsigned* turns;  ///< DefragScratch::kFills counters, zeroed before
+  struct Starts {
+    std::uint32_t at[DefragScratch::kFills];
+  } first;
+  DYNASOAR_HD void operator()(std::size_t worker, std::size_t workers) const {
+    for (std::size_t k = worker; k < n; k += workers) {
+      const auto f = static_cast<std::size_t>(platform::popc(state->live_slots(list[k], type)));
+      sorted[first.at[f] + platform::atomic_fetch_add(turns + f, 1u)] = list[k];
+    }
+  }
+};
+
+/// The target block j (0 <= j < factor) of record r among R records, in
+/// the n candidates sorted by fill: record r's source is the r-th emptiest
+/// candidate and its targets are among the fullest, so that the fewest
+/// objects move and the targets fill up.
+DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* sorted, std::size_t n,
+                                                     std::size_t records, std::size_t r,
                                                      unsigned j) {
-  return list[records * (j + 1) + r];
+  return sorted[n - 1 - (records * j + r)];
 }
 
 /// Step 3a: item i moves the object in slot i % 64 of record i / 64's
@@ -124,37 +184,41 @@ DYNASOAR_HD DYNASOAR_FORCEINLINE bit_index target_of(const bit_index* list, std:
 /// Reads the targets' bitmaps, which only step 3b changes.
 template <class Registry, unsigned kType>
 struct MoveObjects {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* list;
+  std::size_t n;
   std::size_t records;
   unsigned factor;
   std::uint64_t* forward;
   DYNASOAR_HD void operator()(std::size_t i) const {
     using Fields = move::ObjectFields<Registry, model::At<typename Registry::Types, kType>>;
     constexpr unsigned kCap = Registry::kCapacityById[kType];
-    const std::size_t r = i / kMaxSlots;
-    const auto slot = static_cast<unsigned>(i % kMaxSlots);
+    const std::size_t r = i / soa::kMaxSlots;
+    const auto slot = static_cast<unsigned>(i % soa::kMaxSlots);
     std::uint64_t& out = forward[i];
     const bit_index source = list[r];
-    const word live = state->live_slots(source, kType);
+    const soa::word live = state->live_slots(source, kType);
     if (((live >> slot) & 1u) == 0) {
       out = 0;
       return;
     }
     auto rank = static_cast<unsigned>(platform::popc(live & platform::low_bits(slot)));
     for (unsigned j = 0; j < factor; ++j) {
-      const bit_index target = target_of(list, records, r, j);
-      const word free = ~platform::atomic_load(&state->header(target)->allocation);
-      const auto n = static_cast<unsigned>(platform::popc(free));
-      if (rank < n) {
-        const auto to_slot = static_cast<unsigned>(platform::nth_set_bit(free, static_cast<int>(rank)));
-        const std::uint64_t from = make_pointer(state->block_address(source), slot, kCap, kType);
-        const std::uint64_t to = make_pointer(state->block_address(target), to_slot, kCap, kType);
+      const bit_index target = target_of(list, n, records, r, j);
+      const soa::word free = ~platform::atomic_load(&state->header(target)->allocation);
+      const auto room = static_cast<unsigned>(platform::popc(free));
+      if (rank < room) {
+        const auto to_slot =
+            static_cast<unsigned>(platform::nth_set_bit(free, static_cast<int>(rank)));
+        const std::uint64_t from =
+            soa::make_pointer(state->block_address(source), slot, kCap, kType);
+        const std::uint64_t to =
+            soa::make_pointer(state->block_address(target), to_slot, kCap, kType);
         Fields::copy(from, to);
         out = to;
         return;
       }
-      rank -= n;
+      rank -= room;
     }
     out = 0;  // unreachable: the targets have room (see the top of this file)
   }
@@ -163,8 +227,9 @@ struct MoveObjects {
 /// Step 3b: record r takes, in each target, the free slots its objects
 /// went to (the lowest ones, as step 3a chose them), and frees its source.
 struct CommitMoves {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* list;
+  std::size_t n;
   std::size_t records;
   unsigned factor;
   unsigned type;
@@ -172,24 +237,26 @@ struct CommitMoves {
   unsigned long long* moved;
   DYNASOAR_HD void operator()(std::size_t r) const {
     const bit_index source = list[r];
-    BlockHeader* src = state->header(source);
+    soa::BlockHeader* src = state->header(source);
     auto remaining = static_cast<unsigned>(platform::popc(state->live_slots(source, type)));
     platform::atomic_fetch_add(moved, static_cast<unsigned long long>(remaining));
     for (unsigned j = 0; j < factor && remaining > 0; ++j) {
-      const bit_index target = target_of(list, records, r, j);
-      BlockHeader* h = state->header(target);
-      const word free = ~platform::atomic_load(&h->allocation);
-      const auto n = static_cast<unsigned>(platform::popc(free));
-      const word taken = remaining >= n ? free : free & platform::low_bits(static_cast<unsigned>(
-                                                                platform::nth_set_bit(free, static_cast<int>(remaining))));
-      remaining -= remaining >= n ? n : remaining;
+      const bit_index target = target_of(list, n, records, r, j);
+      soa::BlockHeader* h = state->header(target);
+      const soa::word free = ~platform::atomic_load(&h->allocation);
+      const auto room = static_cast<unsigned>(platform::popc(free));
+      const soa::word taken =
+          remaining >= room ? free
+                         : free & platform::low_bits(static_cast<unsigned>(
+                                      platform::nth_set_bit(free, static_cast<int>(remaining))));
+      remaining -= remaining >= room ? room : remaining;
       platform::atomic_fetch_and(&h->destroyed, ~taken);
-      const word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
-      if (after == kAllSlots) state->active[type].clear(target);
+      const soa::word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
+      if (after == soa::kAllSlots) state->active[type].clear(target);
     }
     // The source is empty now: returned to the free blocks as try_delete_block does.
-    platform::atomic_store(&src->allocation, kAllSlots);
-    platform::atomic_store(&src->destroyed, word{0});
+    platform::atomic_store(&src->allocation, soa::kAllSlots);
+    platform::atomic_store(&src->destroyed, soa::word{0});
     state->active[type].clear(source);
     state->allocated[type].clear(source);
     state->free_blocks.set(source);
@@ -203,7 +270,7 @@ struct CommitMoves {
 /// listed block, as a do-all does.
 template <class Registry, unsigned kRef, unsigned kType>
 struct RewritePointers {
-  HeapState* state;
+  soa::HeapState* state;
   const bit_index* blocks;
   const bit_index* count;
   const unsigned* record_of;
@@ -214,18 +281,20 @@ struct RewritePointers {
     constexpr unsigned kCap = Registry::kCapacityById[kRef];
     const auto slot = static_cast<unsigned>(t % kCap);
     const bit_index n = *count;
-    const std::uint64_t heap_bytes = static_cast<std::uint64_t>(state->free_blocks.capacity()) * state->block_bytes;
+    const std::uint64_t heap_bytes =
+        static_cast<std::uint64_t>(state->free_blocks.capacity()) * state->block_bytes;
     for (std::size_t k = t / kCap; k < n; k += threads / kCap) {
       const bit_index block = blocks[k];
       if (((state->live_slots(block, kRef) >> slot) & 1u) == 0) continue;
-      const std::uint64_t object = make_pointer(state->block_address(block), slot, kCap, kRef);
+      const std::uint64_t object = soa::make_pointer(state->block_address(block), slot, kCap, kRef);
       Fields::template for_each_pointer<std::uint64_t{1} << kType>(object, [&](std::uint64_t& p) {
-        if (p == 0 || pointer_type(p) != kType) return;
-        const std::uint64_t offset = pointer_block(p) - state->blocks;
+        if (p == 0 || soa::pointer_type(p) != kType) return;
+        const std::uint64_t offset = soa::pointer_block(p) - state->blocks;
         if (offset >= heap_bytes) return;  // not this heap's (the difference wraps below it)
         const unsigned record = record_of[offset / state->block_bytes];
         if (record == 0) return;
-        const std::uint64_t to = forward[(record - 1) * std::size_t{kMaxSlots} + pointer_slot(p)];
+        const std::uint64_t to =
+            forward[(record - 1) * std::size_t{soa::kMaxSlots} + soa::pointer_slot(p)];
         if (to != 0) p = to;
       });
     }
@@ -246,25 +315,48 @@ struct ClearDefragMarks {
 
 }  // namespace detail
 
-/// Step 1 and 2 for the concrete class `type`: marks and lists its
-/// candidates. Returns their number. Waits for s.
+/// Steps 1 and 2 for the concrete class `type`: marks its candidates and
+/// lists them by fill, fewest objects first (DefragScratch::sorted).
+/// Returns their number. Waits for s.
 template <class Registry>
-std::uint64_t defrag_candidates(HeapStorage<Registry>& heap, DefragScratch& scratch, unsigned type,
-                                const DefragOptions& o, platform::Stream s) {
+std::uint64_t defrag_candidates(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                                unsigned type, const DefragOptions& o, platform::Stream s) {
   heap.list_blocks(type, s);
+  const std::size_t workers = soa::workers_for_blocks(heap.num_blocks());
   platform::parallel_workers_up_to(
-      workers_for_blocks(heap.num_blocks()),
+      workers,
       detail::MarkCandidates{heap.state(), heap.block_list(type), heap.block_count(type).get(),
                              scratch.candidates().device(), type, o.factor},
       s);
   scratch.candidates().enumerate(scratch.list(), scratch.count(), s);
-  return scratch.count().read(s);
+  scratch.zero_by_fill(s);
+  platform::parallel_workers_up_to(
+      workers,
+      detail::CountByFill{heap.state(), scratch.list(), scratch.count().get(), type,
+                          scratch.by_fill()},
+      s);
+  unsigned by_fill[DefragScratch::kFills];
+  scratch.read_by_fill(by_fill, s);
+  detail::SortByFill::Starts first{};
+  std::uint64_t n = 0;
+  for (std::size_t f = 0; f < DefragScratch::kFills; ++f) {
+    first.at[f] = static_cast<std::uint32_t>(n);
+    n += by_fill[f];
+  }
+  if (n != 0) {
+    scratch.zero_by_fill(s);  // now the turns within each count
+    platform::parallel_workers_up_to(workers,
+                                     detail::SortByFill{heap.state(), scratch.list(), n, type,
+                                                        scratch.sorted(), scratch.by_fill(), first},
+                                     s);
+  }
+  return n;
 }
 
 /// Compacts the objects of the concrete class kType (steps 1-5). Blocking.
 template <class Registry, unsigned kType>
-DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, const DefragOptions& o,
-                          platform::Stream s) {
+DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                          const DefragOptions& o, platform::Stream s) {
   DefragResult result;
   const std::uint64_t n = defrag_candidates(heap, scratch, kType, o, s);
   result.candidates = n;
@@ -272,14 +364,17 @@ DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, c
   if (records != 0) {
     std::uint64_t* forward = scratch.forward(records);
     scratch.zero_moved(s);
-    platform::parallel_for(records * kMaxSlots,
-                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.list(), records, o.factor, forward},
+    platform::parallel_for(records * soa::kMaxSlots,
+                           detail::MoveObjects<Registry, kType>{heap.state(), scratch.sorted(), n,
+                                                                records, o.factor, forward},
                            s);
-    platform::parallel_for(records, detail::CommitMoves{heap.state(), scratch.list(), records, o.factor, kType,
-                                                        scratch.record_of(), scratch.moved()},
+    platform::parallel_for(records,
+                           detail::CommitMoves{heap.state(), scratch.sorted(), n, records, o.factor,
+                                               kType, scratch.record_of(), scratch.moved()},
                            s);
     // Every class whose fields may point to kType, the class itself included.
-    constexpr std::uint64_t kReferring = move::kReferringClasses<Registry, std::uint64_t{1} << kType>;
+    constexpr std::uint64_t kReferring =
+        move::kReferringClasses<Registry, std::uint64_t{1} << kType>;
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (
           [&] {
@@ -287,25 +382,29 @@ DefragResult defrag_class(HeapStorage<Registry>& heap, DefragScratch& scratch, c
               constexpr unsigned kRef = static_cast<unsigned>(I);
               constexpr unsigned kRefCap = Registry::kCapacityById[kRef];
               heap.list_blocks(kRef, s);
-              const std::size_t threads = do_all_threads(heap.num_blocks(), kRefCap);
-              platform::parallel_for(threads,
-                                     detail::RewritePointers<Registry, kRef, kType>{
-                                         heap.state(), heap.block_list(kRef), heap.block_count(kRef).get(),
-                                         scratch.record_of(), forward, threads},
-                                     s);
+              const std::size_t threads = soa::do_all_threads(heap.num_blocks(), kRefCap);
+              platform::parallel_for(
+                  threads,
+                  detail::RewritePointers<Registry, kRef, kType>{
+                      heap.state(), heap.block_list(kRef), heap.block_count(kRef).get(),
+                      scratch.record_of(), forward, threads},
+                  s);
             }
           }(),
           ...);
-    }(std::make_index_sequence<Registry::kNumTypes>{});
+    }
+    (std::make_index_sequence<Registry::kNumTypes>{});
     result.blocks_freed = records;
   }
   if (n != 0)
-    platform::parallel_for(n, detail::ClearDefragMarks{scratch.list(), records, scratch.candidates().device(),
-                                                       scratch.record_of()},
-                           s);
+    platform::parallel_for(
+        n,
+        detail::ClearDefragMarks{scratch.sorted(), records, scratch.candidates().device(),
+                                 scratch.record_of()},
+        s);
   result.objects_moved = records != 0 ? scratch.read_moved(s) : 0;
   platform::synchronize(s);
   return result;
 }
 
-}  // namespace dynasoar::soa
+}  // namespace dynasoar::move
