@@ -279,7 +279,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned type = Alloc::template type_id<T>();
     const std::vector<move::TableBlocks>& tables = tables_[type];
     if (k >= tables.size())
-      throw std::out_of_range("restored_table: " + std::string(model::class_name<Registry>(type)) + " has " +
+      throw std::out_of_range("restored_table: " + platform::type_name(model::class_name<Registry>(type)) + " has " +
                               std::to_string(tables.size()) + " object tables, not " + std::to_string(k + 1) +
                               " (tables come from parallel_new_indexed and load_checkpoint)");
     const move::TableBlocks& table = tables[k];
