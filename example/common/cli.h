@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 #include "example/viewer/options.h"
 
@@ -27,11 +28,13 @@ struct CommonOptions {
   double rtol = 1e-4;          // relative tolerance for floating-point checksums
   double watchdog = 60;        // seconds a parallel_do may run (0: no limit); DYNASOAR_WATCHDOG's value if set
   unsigned defrag = 0;         // compact fragmented classes every N steps (0: never); sets DYNASOAR_DEFRAG
+  CheckpointOptions checkpoint;  // --checkpoint-every N PATH, --resume PATH
   viewer::Options view;        // --render, --snapshot, --every, --hold
 };
 
 /// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol,
-/// --watchdog, --defrag and the viewer's --render, --snapshot, --every and --hold.
+/// --watchdog, --defrag, --checkpoint-every, --resume and the viewer's --render, --snapshot,
+/// --every and --hold.
 /// --watchdog sets DYNASOAR_WATCHDOG once the command line is parsed, so
 /// that every heap the example makes stops a parallel_do that does not end. Without `stepped`
 /// (a program that makes one result, not a run of steps: the k-d tree) no

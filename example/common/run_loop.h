@@ -13,17 +13,18 @@ bool frame_due(const Config& c, int step) {
   return c.on_frame && c.frame_every > 0 && step % c.frame_every == 0;
 }
 
-/// Runs `c.steps` steps of a simulation. Before the first step and after
+/// Runs steps `first` to `c.steps` of a simulation (a run resumed from a
+/// checkpoint after step k starts at k + 1). Before the first step and after
 /// each one where frame_due(c, step) says so, `send_frame(step)`
 /// gives the viewer its copy; that copy counts towards no phase of `timer`.
 /// `step(s)` queues step s's kernels and marks their phases on `timer`;
 /// `c.on_step(s)` (progress output), if set, follows it. Returns once every
 /// step is queued: the timer's totals wait for the work.
 template <class Config, class Step, class SendFrame>
-void run_steps(const Config& c, support::PhaseTimer& timer, Step&& step, SendFrame&& send_frame) {
-  if (frame_due(c, 0)) send_frame(0);
+void run_steps(const Config& c, support::PhaseTimer& timer, Step&& step, SendFrame&& send_frame, int first = 1) {
+  if (frame_due(c, first - 1)) send_frame(first - 1);
   timer.start();
-  for (int s = 1; s <= c.steps; ++s) {
+  for (int s = first; s <= c.steps; ++s) {
     step(s);
     if (c.on_step) c.on_step(s);
     if (frame_due(c, s)) {
