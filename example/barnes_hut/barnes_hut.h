@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::barnes_hut {
@@ -79,6 +80,7 @@ struct Config {
   // --check: after the last step one more (untimed) force phase, then the
   // state with those accelerations goes to on_check.
   std::function<void(const Frame&)> on_check;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// At most this many cells in a tree of `bodies` bodies: non-empty leaves

@@ -277,6 +277,7 @@ struct Checksum {
 RunReport run(const Config& c) {
   if (c.bodies < 1) throw std::invalid_argument("barnes-hut: needs at least one body");
   if (c.physics.leaf_capacity < 1) throw std::invalid_argument("barnes-hut: leaf capacity below 1");
+  refuse_checkpoints(c.checkpoint, "barnes_hut", "is the hand-written baseline");
   const auto n = static_cast<std::size_t>(c.bodies);
   const std::uint64_t cap64 = max_cells(c.bodies, c.physics.leaf_capacity);
   if (cap64 >= (std::uint64_t{1} << 31))

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("barnes-hut", c.steps, o);
+    c.checkpoint = o.checkpoint;
     viewer::Session view(o.view, "barneshut", "barnes-hut", c.steps);  // files barneshut_000100.png
     if (view.active()) {
       c.frame_every = view.every();

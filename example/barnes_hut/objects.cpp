@@ -54,6 +54,7 @@
 #include "dynasoar/support/phase_timer.h"
 #include "example/barnes_hut/barnes_hut.h"
 #include "example/barnes_hut/rules.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -464,6 +465,7 @@ RunReport run(const Config& c) {
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   const auto n = static_cast<std::size_t>(c.bodies);
   const int K = c.physics.leaf_capacity;
+  check_checkpoints<AllocatorT>(c.checkpoint, "barnes_hut");
   Handle heap =
       make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.bodies, K),
                         2 * max_cells(c.bodies, K) + n);
@@ -476,9 +478,17 @@ RunReport run(const Config& c) {
                        " bodies and their tree in " + std::to_string(heap.heap_bytes() >> 10) +
                        " KiB; give a larger --heap-mib)");
   };
+  // --resume: the bodies and the tree as they were after step `resumed`;
+  // the host's copy of the root is found again, as after a compaction.
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
   try {
-    heap.parallel_new<TreeNode>(1, root_slot.data());
-    heap.parallel_new<Body>(n, c.physics, c.seed);
+    if (resumed != 0) {
+      heap.parallel_do<TreeNode, &TreeNode::find_root>(root_slot.data());
+    } else {
+      heap.parallel_new<TreeNode>(1, root_slot.data());
+      heap.parallel_new<Body>(n, c.physics, c.seed);
+    }
   } catch (const OutOfMemory& e) {
     throw out_of_memory(e, "creating the bodies");
   }
@@ -526,7 +536,7 @@ RunReport run(const Config& c) {
     }
     return rounds + 1;
   };
-  update_tree(0);
+  if (resumed == 0) update_tree(0);
 
   // The state copied to the host (viewer, --check), untimed.
   const auto copy_state = [&](int step) {
@@ -562,7 +572,8 @@ RunReport run(const Config& c) {
       w.root = root_slot.to_vector(stream)[0];
       timer.mark("compaction");
     }
-  }, [&](int step) { c.on_frame(copy_state(step)); });
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, [&](int step) { c.on_frame(copy_state(step)); }, resumed + 1);
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());
   timing = nullptr;
@@ -587,7 +598,7 @@ RunReport run(const Config& c) {
   r.heap.emplace_back("heap", std::to_string(heap.heap_bytes() >> 20) + " MiB");
   report_compaction(heap, r);
   r.heap.emplace_back("tree updates", std::to_string(rounds) + " rounds of insert and split in " +
-                                          std::to_string(c.steps) + " steps, at most " +
+                                          std::to_string(c.steps - resumed) + " steps, at most " +
                                           std::to_string(most_rounds) + " in one");
   return r;
 }

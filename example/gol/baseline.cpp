@@ -48,6 +48,7 @@ struct Checksum {
 
 RunReport run(const Config& c) {
   if (c.width < 3 || c.height < 3) throw std::invalid_argument("game of life: the grid needs at least 3x3 cells");
+  refuse_checkpoints(c.checkpoint, "gol", "is the hand-written baseline");
   const Grid grid{c.width, c.height};
   const auto n = static_cast<std::size_t>(grid.cells());
   platform::Stream stream;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "example/common/heap_estimate.h"
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::gol {
@@ -40,6 +41,7 @@ struct Config {
   // reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// The baseline has no candidates: marks as candidates the dead cells next

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -175,9 +176,15 @@ RunReport run(const Config& c) {
   // A class never has more objects than cells, nor more new ones in a step.
   const std::uint64_t default_bytes =
       default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
+  check_checkpoints<AllocatorT>(c.checkpoint, "gol");
   Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_bytes, 2 * n);
+  // --resume: the heap as it was after step `resumed`, and the cells' table from it.
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
   dynasoar::ObjectTable<AllocatorT, Cell> cells;
-  {
+  if (resumed != 0) {
+    cells = table_from_checkpoint<Cell>(heap);
+  } else {
     platform::Buffer<unsigned char> initial(n);
     initial_state(c, initial, heap.stream());
     platform::synchronize(heap.stream());
@@ -207,7 +214,8 @@ RunReport run(const Config& c) {
     timer.mark("new candidates");
     check_heap_now_and_then(heap, step, c.steps);
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

@@ -158,6 +158,7 @@ struct Checksum {
 
 RunReport run(const Config& c) {
   if (c.bodies < 1) throw std::invalid_argument("n-body: needs at least one body");
+  refuse_checkpoints(c.checkpoint, "nbody", "is the hand-written baseline");
   const auto n = static_cast<std::size_t>(c.bodies);
   std::vector<platform::Buffer<float>> floats;
   for (int k = 0; k < 12; ++k) floats.emplace_back(n);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("n-body", c.steps, o);
+    c.checkpoint = o.checkpoint;
     viewer::Session view(o.view, "nbody", c.collisions ? "n-body (collisions)" : "n-body", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 #include "example/nbody/physics.h"
 
@@ -44,6 +45,7 @@ struct Config {
   // of the reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// Room for every body on every back end, with slack; bodies never grow in number.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -151,8 +152,12 @@ class Body : public AllocatorT::Base {
 RunReport run(const Config& c) {
   if (c.bodies < 1) throw std::invalid_argument("n-body: needs at least one body");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
+  check_checkpoints<AllocatorT>(c.checkpoint, "nbody");
   Handle heap(c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.bodies));
-  heap.parallel_new<Body>(static_cast<std::size_t>(c.bodies), c.physics, c.seed);
+  // --resume: the bodies as they were after step `resumed`.
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
+  if (resumed == 0) heap.parallel_new<Body>(static_cast<std::size_t>(c.bodies), c.physics, c.seed);
   heap.check_errors();
 
   // The viewer's copy of the bodies, only where a frame is due.
@@ -163,7 +168,7 @@ RunReport run(const Config& c) {
     c.on_frame(Frame{step, c.collisions, bodies.to_vector(heap.stream())});
   };
   support::PhaseTimer timer(heap.stream());
-  run_steps(c, timer, [&](int) {
+  run_steps(c, timer, [&](int step) {
     const World w{c.physics, heap.device()};
     heap.parallel_do_async<Body, &Body::compute_force>(w);
     timer.mark("forces");
@@ -177,7 +182,8 @@ RunReport run(const Config& c) {
       timer.mark("merge");
     }
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

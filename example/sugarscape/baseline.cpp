@@ -280,6 +280,7 @@ struct WriteFrame {
 
 RunReport run(const Config& c) {
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("sugarscape: the grid needs at least 2x2 cells");
+  refuse_checkpoints(c.checkpoint, "sugarscape", "is the hand-written baseline");
   Grid grid{c.width, c.height, c.seed, 0};
   const auto n = static_cast<std::size_t>(grid.cells());
   constexpr int kIntArrays = 16;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("sugarscape", c.steps, o);
+    c.checkpoint = o.checkpoint;
     viewer::Session view(o.view, "sugarscape", "sugarscape", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

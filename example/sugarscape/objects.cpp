@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -255,10 +256,19 @@ RunReport run(const Config& c) {
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("sugarscape: the grid needs at least 2x2 cells");
   const std::uint64_t heap_bytes = c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, c.height);
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
+  check_checkpoints<AllocatorT>(c.checkpoint, "sugarscape");
   Handle heap = make_heap<Handle>(heap_bytes, static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height));
   Grid grid{c.width, c.height, c.seed, 0};
-  const auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()), grid);
-  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
+  // --resume: the heap as it was after step `resumed`, and the cells' table from it.
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
+  dynasoar::ObjectTable<AllocatorT, Cell> cells;
+  if (resumed != 0) {
+    cells = table_from_checkpoint<Cell>(heap);
+  } else {
+    cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()), grid);
+    heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
+  }
 
   // The viewer's copy of the grid, only where a frame is due.
   const auto send_frame = [&](int step) {
@@ -288,7 +298,8 @@ RunReport run(const Config& c) {
     timer.mark("mate");
     check_heap_now_and_then(heap, step, c.steps);
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(), timer.phases_ms());
   if constexpr (HasRegistry<Handle>)

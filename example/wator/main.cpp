@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("wa-tor", c.steps, o);
+    c.checkpoint = o.checkpoint;
     std::ofstream trace;
     if (!trace_path.empty()) {
       trace.open(trace_path);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -225,6 +226,15 @@ StepTrace trace_step(H& heap, int step, double ms, double registry_s) {
   return t;
 }
 
+/// A new grid: the cells, by index, each of which makes its fish or shark.
+dynasoar::ObjectTable<AllocatorT, Cell> new_grid(dynasoar::AllocatorHandle<AllocatorT>& heap, const Grid& grid) {
+  // snippet-begin: setup
+  auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()));
+  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
+  // snippet-end: setup
+  return cells;
+}
+
 }  // namespace
 
 RunReport run(const Config& c) {
@@ -232,13 +242,14 @@ RunReport run(const Config& c) {
   const std::uint64_t heap_bytes =
       c.heap_bytes != 0 ? c.heap_bytes
                         : default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
-  // snippet-begin: setup
+  check_checkpoints<AllocatorT>(c.checkpoint, "wator");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap(heap_bytes);  // --heap-mib, or the default for the grid and back end
   Grid grid{c.width, c.height, c.seed, 0};
-  const auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(grid.cells()));
-  heap.parallel_do<Cell, &Cell::populate>(World{grid, cells.index(), heap.device()});
-  // snippet-end: setup
+  // --resume: the heap as it was after step `resumed`, and the cells' table from it.
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
+  const auto cells = resumed != 0 ? table_from_checkpoint<Cell>(heap) : new_grid(heap, grid);
 
   // The viewer's copy of the grid, only where a frame is due.
   const auto send_frame = [&](int step) {
@@ -276,7 +287,8 @@ RunReport run(const Config& c) {
       timer.resume();
     }
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/heap_estimate.h"
 #include "example/common/run_report.h"
 
@@ -53,6 +54,7 @@ struct Config {
   std::function<void(const Frame&)> on_frame;
   // --trace: called after every step; without it the loop is unchanged.
   std::function<void(const StepTrace&)> on_trace;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// Enough for every cell to hold an agent, on every back end (the byte
