@@ -39,7 +39,8 @@ int resume(Handle& heap, const CheckpointOptions& c, const std::string& identity
     heap.load_checkpoint(std::filesystem::path(c.resume));
     return step;
   } else {
-    throw std::logic_error("--resume on a back end without checkpoints (check_checkpoints refuses it first)");
+    throw std::logic_error(
+        "--resume on a back end without checkpoints (check_checkpoints refuses it first)");
   }
 }
 
@@ -56,8 +57,8 @@ ObjectTable<typename Handle::Allocator, T> table_from_checkpoint(Handle& heap, s
 /// N-th step the heap and the run's state go to PATH (replaced once the new
 /// file is whole). Waits for the step; the save counts towards no phase.
 template <class Handle>
-void checkpoint_if_due(Handle& heap, const CheckpointOptions& c, const std::string& identity, int step,
-                       support::PhaseTimer& timer) {
+void checkpoint_if_due(Handle& heap, const CheckpointOptions& c, const std::string& identity,
+                       int step, support::PhaseTimer& timer) {
   if (c.every <= 0 || step % c.every != 0) return;
   if constexpr (kCanMoveObjects<typename Handle::Allocator>) {
     timer.pause();

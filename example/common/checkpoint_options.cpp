@@ -25,7 +25,8 @@ std::string run_state(const std::string& identity, int step) {
   return std::string(kStateHeader) + "\n" + identity + "\nstep " + std::to_string(step) + "\n";
 }
 
-int resumed_step(const std::string& state, const std::string& identity, int steps, const std::string& path) {
+int resumed_step(const std::string& state, const std::string& identity, int steps,
+                 const std::string& path) {
   std::istringstream in(state);
   std::string header, saved, step_line;
   std::getline(in, header);
@@ -40,22 +41,26 @@ int resumed_step(const std::string& state, const std::string& identity, int step
     }
   }
   if (step < 0)
-    throw std::invalid_argument("--resume: " + path +
-                                " holds no example's run state; it was not written by --checkpoint-every");
+    throw std::invalid_argument(
+        "--resume: " + path +
+        " holds no example's run state; it was not written by --checkpoint-every");
   if (saved != identity)
-    throw std::invalid_argument("--resume: " + path + " was saved by the run \"" + saved + "\"; this run is \"" +
-                                identity + "\". Resume with the options the checkpoint was written with.");
+    throw std::invalid_argument("--resume: " + path + " was saved by the run \"" + saved +
+                                "\"; this run is \"" + identity +
+                                "\". Resume with the options the checkpoint was written with.");
   if (step > steps)
-    throw std::invalid_argument("--resume: " + path + " was saved after step " + std::to_string(step) +
-                                ", beyond --steps " + std::to_string(steps));
+    throw std::invalid_argument("--resume: " + path + " was saved after step " +
+                                std::to_string(step) + ", beyond --steps " + std::to_string(steps));
   return step;
 }
 
-void refuse_checkpoints(const CheckpointOptions& c, const std::string& example, const std::string& variant) {
+void refuse_checkpoints(const CheckpointOptions& c, const std::string& example,
+                        const std::string& variant) {
   if (!c.active()) return;
-  throw std::invalid_argument("--checkpoint-every and --resume need a heap whose objects can be saved and made "
-                              "again (the DynaSOAr heap or BitmapAlloc); this program " + variant + ". Run " +
-                              example + "_dynasoar or " + example + "_bitmap_alloc.");
+  throw std::invalid_argument(
+      "--checkpoint-every and --resume need a heap whose objects can be saved and made "
+      "again (the DynaSOAr heap or BitmapAlloc); this program " +
+      variant + ". Run " + example + "_dynasoar or " + example + "_bitmap_alloc.");
 }
 
 }  // namespace dynasoar::example

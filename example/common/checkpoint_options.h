@@ -31,11 +31,13 @@ std::string run_state(const std::string& identity, int step);
 /// The step of the run state `state` read from the checkpoint `path`.
 /// Throws std::invalid_argument if it is no example's state, another
 /// run's (another example, grid, seed, ...), or later than `steps`.
-int resumed_step(const std::string& state, const std::string& identity, int steps, const std::string& path);
+int resumed_step(const std::string& state, const std::string& identity, int steps,
+                 const std::string& path);
 
 /// Throws std::invalid_argument if `c` asks for checkpoints: the program
 /// of `example` that `variant` describes ("is the hand-written baseline",
 /// "runs on CMalloc") has no heap whose objects can be saved.
-void refuse_checkpoints(const CheckpointOptions& c, const std::string& example, const std::string& variant);
+void refuse_checkpoints(const CheckpointOptions& c, const std::string& example,
+                        const std::string& variant);
 
 }  // namespace dynasoar::example

@@ -6,6 +6,8 @@
 // object tables come back; a run resumed from a checkpoint computes what
 // the run without one computes; and the file the host build wrote, under
 // move/data/, loads in every build and is what every build writes.
+#include <dynasoar/debug.h>
+#include <dynasoar/dynasoar.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,14 +22,12 @@
 #include <string>
 #include <vector>
 
-#include <dynasoar/debug.h>
-#include <dynasoar/dynasoar.h>
-
 #include "move/graph_census.h"
 #include "support/temp_dir.h"
 
 #ifndef DYNASOAR_TEST_DATA_DIR
-#error "move_test needs DYNASOAR_TEST_DATA_DIR, the folder of its checkpoint file (test/CMakeLists.txt)"
+#error \
+    "move_test needs DYNASOAR_TEST_DATA_DIR, the folder of its checkpoint file (test/CMakeLists.txt)"
 #endif
 
 // --- small models: one class, in versions that differ -----------------------------------
@@ -41,7 +41,8 @@ class Walker : public Alloc::Base {
   Field<Walker, 0> x;
   Field<Walker, 1> id;
   Field<Walker, 2> next;  // the last field of the last class: its column ends the data
-  DYNASOAR_HD Walker(int i, int first) : x(static_cast<float>(i + first) * 0.5f), id(i + first), next(nullptr) {}
+  DYNASOAR_HD Walker(int i, int first)
+      : x(static_cast<float>(i + first) * 0.5f), id(i + first), next(nullptr) {}
 };
 }  // namespace walk_v1
 
@@ -114,7 +115,8 @@ class Cell : public Alloc::Base {
   DYNASOAR_HD explicit Cell(int i) : id(static_cast<std::uint32_t>(i)), visits(0u) {}
   DYNASOAR_HD void add_checksum(unsigned long long* sum) {
     dynasoar::platform::atomic_fetch_add(
-        sum, static_cast<unsigned long long>(dynasoar::platform::mix64(std::uint64_t{id} * 977u + visits)));
+        sum, static_cast<unsigned long long>(
+                 dynasoar::platform::mix64(std::uint64_t{id} * 977u + visits)));
   }
 };
 
@@ -125,7 +127,9 @@ class Walker : public Alloc::Base {
   Field<Walker, 1> cell;
   Field<Walker, 2> age;
   DYNASOAR_HD Walker(int i, std::uint64_t seed, CellIndex cells)
-      : state(dynasoar::platform::mix64(seed + static_cast<std::uint64_t>(i))), cell(nullptr), age(0) {
+      : state(dynasoar::platform::mix64(seed + static_cast<std::uint64_t>(i))),
+        cell(nullptr),
+        age(0) {
     cell = cells[static_cast<std::uint64_t>(state) % kCells];
   }
   DYNASOAR_HD Walker(std::uint64_t s, Cell* c) : state(s), cell(c), age(0) {}
@@ -138,14 +142,16 @@ class Walker : public Alloc::Base {
     cell = c;
     dynasoar::platform::atomic_fetch_add(&c->visits, 1u);
     age += 1;
-    if ((s >> 59) == 0) new (w.alloc) Walker(dynasoar::platform::mix64(s ^ 0x9e3779b97f4a7c15ull), c);
+    if ((s >> 59) == 0)
+      new (w.alloc) Walker(dynasoar::platform::mix64(s ^ 0x9e3779b97f4a7c15ull), c);
     if (age > 30 && ((s >> 40) & 7u) == 0) dynasoar::destroy(w.alloc, this);
   }
   DYNASOAR_HD void add_checksum(unsigned long long* sum) {
     const Cell* c = cell;
     dynasoar::platform::atomic_fetch_add(
         sum, static_cast<unsigned long long>(dynasoar::platform::mix64(
-                 static_cast<std::uint64_t>(state) ^ (std::uint64_t{c->id} << 32) ^ static_cast<std::uint64_t>(static_cast<int>(age)))));
+                 static_cast<std::uint64_t>(state) ^ (std::uint64_t{c->id} << 32) ^
+                 static_cast<std::uint64_t>(static_cast<int>(age)))));
   }
 };
 }  // namespace drift
@@ -179,7 +185,10 @@ class Site : public Thing {
   Field<Site, 2> next;  // a pointer to its own class
   Field<Site, 3> hub;   // to another class
   DYNASOAR_HD explicit Site(int i)
-      : Thing(static_cast<std::uint32_t>(i) + 1000u), id(i), weight(static_cast<float>(i) * 0.25f), next(nullptr),
+      : Thing(static_cast<std::uint32_t>(i) + 1000u),
+        id(i),
+        weight(static_cast<float>(i) * 0.25f),
+        next(nullptr),
         hub(nullptr) {}
   DYNASOAR_HD void link(SiteIndex sites, Hub* h) {
     next = culled(next_of(id)) ? nullptr : sites[static_cast<std::size_t>(next_of(id))];
@@ -197,7 +206,8 @@ class Hub : public Thing {
   Field<Hub, 1> first;
   Field<Hub, 2> pair;  // a std::array of pointers
   Field<Hub, 3> any;   // a pointer to an abstract class
-  DYNASOAR_HD explicit Hub(int) : Thing(7u), code(0x0123456789abcdefull), first(nullptr), any(nullptr) {
+  DYNASOAR_HD explicit Hub(int)
+      : Thing(7u), code(0x0123456789abcdefull), first(nullptr), any(nullptr) {
     for (std::size_t k = 0; k < 2; ++k) pair[k] = nullptr;
   }
   DYNASOAR_HD void publish(Hub** out) { *out = this; }
@@ -352,7 +362,8 @@ class CheckpointErrors : public ::testing::Test {
 
 TEST_F(CheckpointErrors, TruncatedFile) {
   const std::size_t n = bytes_.size();
-  for (const std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{30}, n / 3, n / 2, n - 9, n - 1}) {
+  for (const std::size_t cut :
+       {std::size_t{0}, std::size_t{5}, std::size_t{30}, n / 3, n / 2, n - 9, n - 1}) {
     SCOPED_TRACE("cut at " + std::to_string(cut) + " of " + std::to_string(n));
     G::Handle heap(std::uint64_t{32} << 20);
     expect_error([&] { load(heap, bytes_.substr(0, cut)); }, "it was cut short");
@@ -382,25 +393,30 @@ TEST_F(CheckpointErrors, AnotherProgramsClasses) {
   G::Handle heap(std::uint64_t{32} << 20);
   // The graph's file into programs of other classes, and theirs into the graph's.
   dynasoar::AllocatorHandle<walk_v1::Alloc> walkers(std::uint64_t{4} << 20);
-  expect_error([&] { load(walkers, bytes_); },
-               "the file's classes are NodeBase, Node, Anchor, Spring, Tag; this program's are Walker");
+  expect_error(
+      [&] { load(walkers, bytes_); },
+      "the file's classes are NodeBase, Node, Anchor, Spring, Tag; this program's are Walker");
   expect_empty(walkers);
 
   walkers.parallel_new<walk_v1::Walker>(100, 0);
   std::ostringstream out;
   walkers.save_checkpoint(out);
   const std::string walker_file = out.str();
-  expect_error([&] { load(heap, walker_file); }, "a checkpoint loads only into a program with the same classes");
+  expect_error([&] { load(heap, walker_file); },
+               "a checkpoint loads only into a program with the same classes");
 
   dynasoar::AllocatorHandle<walk_v2::Alloc> v2(std::uint64_t{4} << 20);
-  expect_error([&] { load(v2, walker_file); },
-               "field 0 of Walker is float (4 bytes) in the file, double (8 bytes) in this program");
+  expect_error(
+      [&] { load(v2, walker_file); },
+      "field 0 of Walker is float (4 bytes) in the file, double (8 bytes) in this program");
   expect_empty(v2);
   dynasoar::AllocatorHandle<walk_v3::Alloc> v3(std::uint64_t{4} << 20);
-  expect_error([&] { load(v3, walker_file); }, "class 0 is Walker in the file, Runner in this program");
+  expect_error([&] { load(v3, walker_file); },
+               "class 0 is Walker in the file, Runner in this program");
   expect_empty(v3);
   dynasoar::AllocatorHandle<walk_v4::Alloc> v4(std::uint64_t{4} << 20);
-  expect_error([&] { load(v4, walker_file); }, "the file's classes are Walker; this program's are Walker, Extra");
+  expect_error([&] { load(v4, walker_file); },
+               "the file's classes are Walker; this program's are Walker, Extra");
   expect_empty(v4);
   expect_unchanged_and_usable(heap);
 }
@@ -466,7 +482,8 @@ TEST_F(CheckpointErrors, ReferenceToNoObject) {
     std::memcpy(bad.data() + first_reference, &bad_reference, 8);
     Handle other(std::uint64_t{4} << 20);
     expect_error([&] { load(other, bad); },
-                 "field 2 (Walker*) of an object of Walker holds the reference " + dynasoar::move::detail::hex(bad_reference) +
+                 "field 2 (Walker*) of an object of Walker holds the reference " +
+                     dynasoar::move::detail::hex(bad_reference) +
                      ", which names no object of the file");
     expect_empty(other);
     EXPECT_EQ(load(other, good), "");
@@ -575,7 +592,8 @@ TEST(CheckpointTables, TablesComeBackWithTheirHoles) {
     other.restored_table<walk_v1::Walker>(2);
     ADD_FAILURE() << "no exception";
   } catch (const std::out_of_range& e) {
-    EXPECT_NE(std::string(e.what()).find("restored_table: Walker has 2 object tables, not 3"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("restored_table: Walker has 2 object tables, not 3"),
+              std::string::npos)
         << e.what();
   }
   // The tables hold pointers: the loaded class does not move.
@@ -590,7 +608,9 @@ TEST(CheckpointTables, TablesComeBackWithTheirHoles) {
 
 template <class H>
 void drift_steps(H& heap, const drift::CellIndex& cells, int first, int last) {
-  for (int s = first; s <= last; ++s) heap.template parallel_do<drift::Walker, &drift::Walker::step>(drift::World{cells, s, heap.device()});
+  for (int s = first; s <= last; ++s)
+    heap.template parallel_do<drift::Walker, &drift::Walker::step>(
+        drift::World{cells, s, heap.device()});
 }
 
 template <class H>
@@ -615,7 +635,8 @@ TEST(CheckpointResume, HalfWayAndLoadedComputesWhatTheStraightRunDoes) {
   const auto cells = start(straight);
   drift_steps(straight, cells.index(), 1, 100);
   const unsigned long long expected = drift_checksum(straight);
-  EXPECT_NE(straight.count<drift::Walker>(), static_cast<std::uint64_t>(kWalkers));  // births and deaths
+  EXPECT_NE(straight.count<drift::Walker>(),
+            static_cast<std::uint64_t>(kWalkers));  // births and deaths
 
   const dynasoar::test::TempDir dir("checkpoint_resume");
   {
@@ -634,7 +655,8 @@ TEST(CheckpointResume, HalfWayAndLoadedComputesWhatTheStraightRunDoes) {
   const std::string user = second.load_checkpoint(dir / "drift.ckpt");
   int step = 0;
   std::memcpy(&step, user.data(), sizeof step);
-  const auto loaded_cells = second.restored_table<drift::Cell>();  // the table of parallel_new_indexed
+  // The table of parallel_new_indexed, entry i at the cell that was entry i:
+  const auto loaded_cells = second.restored_table<drift::Cell>();
   drift_steps(second, loaded_cells.index(), step + 1, 100);
   // snippet-end: load
   ASSERT_EQ(user.size(), sizeof step);
@@ -645,8 +667,10 @@ TEST(CheckpointResume, HalfWayAndLoadedComputesWhatTheStraightRunDoes) {
 
 // --- the file the host build wrote --------------------------------------------------------------
 
-const std::filesystem::path kFixtureFile = std::filesystem::path(DYNASOAR_TEST_DATA_DIR) / "fixture-v1.ckpt";
-const std::string kFixtureUser = "fixture of test/move/checkpoint_test.cpp, written by the host build";
+const std::filesystem::path kFixtureFile =
+    std::filesystem::path(DYNASOAR_TEST_DATA_DIR) / "fixture-v1.ckpt";
+const std::string kFixtureUser =
+    "fixture of test/move/checkpoint_test.cpp, written by the host build";
 
 /// The fixture's objects in a new heap: 100 sites in a table, 10 of them
 /// destroyed, and a hub.
@@ -683,7 +707,8 @@ struct Check {
       const fixture::Hub* h = s->hub;
       const std::array<fixture::Site*, 2> pair = h->pair;
       out->hub_ok = h->code == 0x0123456789abcdefull && h->tag == 7u && h->first == sites[1] &&
-                    pair[0] == sites[2] && pair[1] == sites[3] && static_cast<const void*>(h->any) == sites[4];
+                    pair[0] == sites[2] && pair[1] == sites[3] &&
+                    static_cast<const void*>(h->any) == sites[4];
     }
   }
 };
@@ -744,8 +769,10 @@ TEST(CheckpointFixture, ThisBuildWritesTheHostBuildsBytes) {
   build_fixture(heap);
   std::ostringstream out;
   heap.save_checkpoint(out, kFixtureUser);
-  // DYNASOAR_WRITE_CHECKPOINT_FIXTURE=1 writes the file anew (after a change of the format or the fixture).
-  if (const char* write = std::getenv("DYNASOAR_WRITE_CHECKPOINT_FIXTURE"); write != nullptr && *write == '1') {
+  // DYNASOAR_WRITE_CHECKPOINT_FIXTURE=1 writes the file anew (after a change of the format or the
+  // fixture).
+  if (const char* write = std::getenv("DYNASOAR_WRITE_CHECKPOINT_FIXTURE");
+      write != nullptr && *write == '1') {
     std::ofstream(kFixtureFile, std::ios::binary) << out.str();
   }
   EXPECT_EQ(out.str(), read_fixture()) << "the bytes of " << kFixtureFile

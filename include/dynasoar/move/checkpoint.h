@@ -84,7 +84,8 @@ inline constexpr std::uint64_t kNullReference = ~std::uint64_t{0};
 /// A reference to an object in a file: (class id << kReferenceClassShift) | position.
 inline constexpr unsigned kReferenceClassShift = 56;
 /// The position bits of a reference.
-inline constexpr std::uint64_t kReferencePositionMask = (std::uint64_t{1} << kReferenceClassShift) - 1;
+inline constexpr std::uint64_t kReferencePositionMask =
+    (std::uint64_t{1} << kReferenceClassShift) - 1;
 
 /// A field of a class as a file describes it.
 struct FieldDescription {
@@ -97,10 +98,10 @@ struct FieldDescription {
 
 /// A registered class as a file describes it.
 struct ClassDescription {
-  std::string name;                     ///< without qualifiers
-  bool abstract = false;                ///< no objects of its own
-  std::uint32_t capacity = 0;           ///< slots per block (0: abstract)
-  std::vector<FieldDescription> fields; ///< every field, inherited ones first
+  std::string name;                      ///< without qualifiers
+  bool abstract = false;                 ///< no objects of its own
+  std::uint32_t capacity = 0;            ///< slots per block (0: abstract)
+  std::vector<FieldDescription> fields;  ///< every field, inherited ones first
   /// Same name, kind, capacity and fields.
   bool operator==(const ClassDescription&) const = default;
 };
@@ -128,8 +129,8 @@ struct CheckpointInfo {
 /// table order: its entries and the block of each group of `capacity`
 /// entries (kNoBit where the group has none).
 struct TableBlocks {
-  std::uint64_t size = 0;           ///< entries
-  std::vector<bit_index> blocks;    ///< per group of capacity entries
+  std::uint64_t size = 0;         ///< entries
+  std::vector<bit_index> blocks;  ///< per group of capacity entries
 };
 
 /// The tables of every class (by type id), as a handle keeps them.
@@ -140,8 +141,8 @@ using TableRecords = std::array<std::vector<TableBlocks>, kNumTypes>;
 /// has for the classes that had tables in the file.
 template <std::size_t kNumTypes>
 struct Restored {
-  std::string user;                   ///< the program's own bytes
-  TableRecords<kNumTypes> tables;     ///< per class id
+  std::string user;                ///< the program's own bytes
+  TableRecords<kNumTypes> tables;  ///< per class id
 };
 
 namespace detail {
@@ -166,7 +167,8 @@ ClassDescription describe_class() {
                                          sizeof(typename Fields::template FieldType<J>),
                                          Fields::template kFieldPointers<J>}),
      ...);
-  }(std::make_index_sequence<Fields::kNumFields>{});
+  }
+  (std::make_index_sequence<Fields::kNumFields>{});
   return d;
 }
 
@@ -210,7 +212,9 @@ class Writer {
   void flush() {
     if (used_ != 0) out_.write(buffer_.get(), static_cast<std::streamsize>(used_));
     used_ = 0;
-    if (!out_) throw CheckpointError("checkpoint: writing failed (the disk is full, or the stream is closed)");
+    if (!out_)
+      throw CheckpointError(
+          "checkpoint: writing failed (the disk is full, or the stream is closed)");
   }
 
  private:
@@ -231,8 +235,9 @@ class Reader {
     in_.read(static_cast<char*>(p), static_cast<std::streamsize>(n));
     const auto got = static_cast<std::size_t>(in_.gcount());
     if (got != n)
-      throw CheckpointError("checkpoint: the file ends inside " + what + " (" + std::to_string(got) + " of " +
-                            std::to_string(n) + " bytes there); it was cut short");
+      throw CheckpointError("checkpoint: the file ends inside " + what + " (" +
+                            std::to_string(got) + " of " + std::to_string(n) +
+                            " bytes there); it was cut short");
   }
   /// An integer, little-endian.
   template <class T>
@@ -274,12 +279,15 @@ class HostBlocks {
  public:
   HostBlocks() = default;
   /// Room for `count` blocks of `block_bytes`; zeroed if `zero`.
-  HostBlocks(std::size_t count, std::uint64_t block_bytes, bool zero) : bytes_(count * block_bytes) {
+  HostBlocks(std::size_t count, std::uint64_t block_bytes, bool zero)
+      : bytes_(count * block_bytes) {
     if (bytes_ == 0) return;
-    memory_.reset(::operator new(bytes_, std::align_val_t{kAlignment}));
+    memory_.reset(::operator new (bytes_, std::align_val_t{kAlignment}));
     if (zero) std::memset(memory_.get(), 0, bytes_);
     if (address() + bytes_ > soa::kAddressLimit)
-      throw CheckpointError("checkpoint: host memory for the blocks lies beyond the 2^50 bytes object pointers address");
+      throw CheckpointError(
+          "checkpoint: host memory for the blocks lies beyond the 2^50 bytes object pointers "
+          "address");
   }
   /// The first byte.
   void* data() const { return memory_.get(); }
@@ -289,7 +297,7 @@ class HostBlocks {
  private:
   static constexpr std::size_t kAlignment = 4096;
   struct Free {
-    void operator()(void* p) const { ::operator delete(p, std::align_val_t{kAlignment}); }
+    void operator()(void* p) const { ::operator delete (p, std::align_val_t{kAlignment}); }
   };
   std::size_t bytes_ = 0;
   std::unique_ptr<void, Free> memory_;
@@ -308,15 +316,16 @@ struct BadPointer {
 /// position), or the first that is no live object is recorded in *bad.
 /// Plain data, so that ObjectFields' walk (host and device code) may call it.
 struct EncodeReferences {
-  std::uint64_t heap_base;           ///< address of the heap's block 0
-  std::uint64_t heap_bytes;          ///< bytes of all its blocks
-  std::uint64_t block_bytes;         ///< bytes of a block
-  const std::uint8_t* owner;         ///< per block: its class, kNoClass if free
-  const soa::word* live;             ///< per block: its objects' slots
-  const std::uint64_t* first;        ///< per block: the position of its first object, or of slot 0
-  const std::uint8_t* by_slot;       ///< per block: 1 if positions go by slot (a table's group), 0 if by rank
-  const unsigned* capacity;          ///< per class
-  unsigned holder;                   ///< the class of the objects walked
+  std::uint64_t heap_base;     ///< address of the heap's block 0
+  std::uint64_t heap_bytes;    ///< bytes of all its blocks
+  std::uint64_t block_bytes;   ///< bytes of a block
+  const std::uint8_t* owner;   ///< per block: its class, kNoClass if free
+  const soa::word* live;       ///< per block: its objects' slots
+  const std::uint64_t* first;  ///< per block: the position of its first object, or of slot 0
+  const std::uint8_t*
+      by_slot;  ///< per block: 1 if positions go by slot (a table's group), 0 if by rank
+  const unsigned* capacity;  ///< per class
+  unsigned holder;           ///< the class of the objects walked
   BadPointer* bad;
   DYNASOAR_HD void operator()(std::uint64_t& p, std::size_t field, std::uint64_t targets) const {
     if (p == 0) {
@@ -325,7 +334,8 @@ struct EncodeReferences {
     }
     const unsigned type = soa::pointer_type(p);
     const unsigned slot = soa::pointer_slot(p);
-    const std::uint64_t offset = soa::pointer_block(p) - heap_base;  // below the heap it wraps: too large
+    const std::uint64_t offset =
+        soa::pointer_block(p) - heap_base;  // below the heap it wraps: too large
     const std::uint64_t b = offset / block_bytes;
     const bool ours = offset < heap_bytes && offset % block_bytes == 0 && owner[b] == type &&
                       ((targets >> type) & 1u) != 0 &&
@@ -336,7 +346,10 @@ struct EncodeReferences {
       return;
     }
     const std::uint64_t position =
-        first[b] + (by_slot[b] != 0 ? slot : static_cast<unsigned>(platform::popc(live[b] & platform::low_bits(slot))));
+        first[b] +
+        (by_slot[b] != 0
+             ? slot
+             : static_cast<unsigned>(platform::popc(live[b] & platform::low_bits(slot))));
     p = (std::uint64_t{type} << kReferenceClassShift) | position;
   }
 };
@@ -346,13 +359,13 @@ struct EncodeReferences {
 /// recorded in *bad. Positions p of class k lie in block first_block[k] +
 /// p / capacity, slot p % capacity.
 struct DecodeReferences {
-  std::uint64_t heap_base;            ///< the new heap's block 0
-  std::uint64_t block_bytes;          ///< bytes of a block
-  const std::uint64_t* positions;     ///< per class: positions in the file
-  const std::uint64_t* first_block;   ///< per class: its first block in the new heap
-  const unsigned* capacity;           ///< per class
-  const soa::word* live;              ///< per new block: its objects' slots
-  unsigned holder;                    ///< the class of the objects walked
+  std::uint64_t heap_base;           ///< the new heap's block 0
+  std::uint64_t block_bytes;         ///< bytes of a block
+  const std::uint64_t* positions;    ///< per class: positions in the file
+  const std::uint64_t* first_block;  ///< per class: its first block in the new heap
+  const unsigned* capacity;          ///< per class
+  const soa::word* live;             ///< per new block: its objects' slots
+  unsigned holder;                   ///< the class of the objects walked
   BadPointer* bad;
   DYNASOAR_HD void operator()(std::uint64_t& p, std::size_t field, std::uint64_t targets) const {
     if (p == kNullReference) {
@@ -408,31 +421,36 @@ inline std::string class_names(const std::vector<ClassDescription>& classes) {
 /// "float (4 bytes)" or "Body* (8 bytes, 1 object pointer)".
 inline std::string field_text(const FieldDescription& f) {
   std::string s = f.type + " (" + std::to_string(f.bytes) + " bytes";
-  if (f.pointers != 0) s += ", " + std::to_string(f.pointers) + " object pointer" + (f.pointers == 1 ? "" : "s");
+  if (f.pointers != 0)
+    s += ", " + std::to_string(f.pointers) + " object pointer" + (f.pointers == 1 ? "" : "s");
   return s + ")";
 }
 
 /// Throws CheckpointError naming the first difference between the classes
 /// of a file and this program's.
-inline void check_same_classes(const std::vector<ClassDescription>& file, const std::vector<ClassDescription>& mine) {
+inline void check_same_classes(const std::vector<ClassDescription>& file,
+                               const std::vector<ClassDescription>& mine) {
   const std::string rule =
-      "; a checkpoint loads only into a program with the same classes and fields as the one that wrote it";
+      "; a checkpoint loads only into a program with the same classes and fields as the one that "
+      "wrote it";
   if (file.size() != mine.size())
-    throw CheckpointError("checkpoint: the file's classes are " + class_names(file) + "; this program's are " +
-                          class_names(mine) + rule);
+    throw CheckpointError("checkpoint: the file's classes are " + class_names(file) +
+                          "; this program's are " + class_names(mine) + rule);
   for (std::size_t i = 0; i < file.size(); ++i) {
     const ClassDescription& f = file[i];
     const ClassDescription& m = mine[i];
     const std::string where = "class " + std::to_string(i) + " (" + m.name + ")";
     if (f.name != m.name)
-      throw CheckpointError("checkpoint: class " + std::to_string(i) + " is " + f.name + " in the file, " + m.name +
-                            " in this program" + rule);
+      throw CheckpointError("checkpoint: class " + std::to_string(i) + " is " + f.name +
+                            " in the file, " + m.name + " in this program" + rule);
     if (f.abstract != m.abstract)
-      throw CheckpointError("checkpoint: " + where + " is " + (f.abstract ? "abstract" : "concrete") +
-                            " in the file, " + (m.abstract ? "abstract" : "concrete") + " in this program" + rule);
+      throw CheckpointError("checkpoint: " + where + " is " +
+                            (f.abstract ? "abstract" : "concrete") + " in the file, " +
+                            (m.abstract ? "abstract" : "concrete") + " in this program" + rule);
     if (f.fields.size() != m.fields.size())
       throw CheckpointError("checkpoint: " + where + " has " + std::to_string(f.fields.size()) +
-                            " fields in the file, " + std::to_string(m.fields.size()) + " in this program" + rule);
+                            " fields in the file, " + std::to_string(m.fields.size()) +
+                            " in this program" + rule);
     for (std::size_t j = 0; j < f.fields.size(); ++j)
       if (f.fields[j] != m.fields[j])
         throw CheckpointError("checkpoint: field " + std::to_string(j) + " of " + m.name + " is " +
@@ -440,7 +458,8 @@ inline void check_same_classes(const std::vector<ClassDescription>& file, const 
                               " in this program" + rule);
     if (f.capacity != m.capacity)
       throw CheckpointError("checkpoint: " + where + " has " + std::to_string(f.capacity) +
-                            " slots per block in the file, " + std::to_string(m.capacity) + " in this program" + rule);
+                            " slots per block in the file, " + std::to_string(m.capacity) +
+                            " in this program" + rule);
   }
 }
 
@@ -453,8 +472,9 @@ inline CheckpointInfo read_info(Reader& r) {
     throw CheckpointError("checkpoint: wrong magic number; this is no dynasoar checkpoint");
   info.version = r.value<std::uint32_t>("the format version");
   if (info.version != kCheckpointVersion)
-    throw CheckpointError("checkpoint: format version " + std::to_string(info.version) + "; this program reads version " +
-                          std::to_string(kCheckpointVersion) + " only");
+    throw CheckpointError("checkpoint: format version " + std::to_string(info.version) +
+                          "; this program reads version " + std::to_string(kCheckpointVersion) +
+                          " only");
   info.backend = r.text("the back end's name");
   const auto n = r.value<std::uint32_t>("the number of classes");
   if (n == 0 || n > model::kMaxTypes)
@@ -466,7 +486,9 @@ inline CheckpointInfo read_info(Reader& r) {
     c.abstract = r.value<std::uint8_t>(where) != 0;
     c.capacity = r.value<std::uint32_t>(where);
     const auto fields = r.value<std::uint32_t>(where);
-    if (fields > 4096) throw CheckpointError("checkpoint: " + where + " has " + std::to_string(fields) + " fields; the file is damaged");
+    if (fields > 4096)
+      throw CheckpointError("checkpoint: " + where + " has " + std::to_string(fields) +
+                            " fields; the file is damaged");
     for (std::uint32_t j = 0; j < fields; ++j) {
       FieldDescription f;
       f.type = r.text(where);
@@ -492,7 +514,8 @@ inline CheckpointInfo read_info(Reader& r) {
 
 /// Groups of `capacity` entries of the tables of a class: the positions
 /// its tables take are the first groups * capacity.
-inline std::uint64_t table_groups(const std::vector<std::uint64_t>& tables, std::uint64_t capacity) {
+inline std::uint64_t table_groups(const std::vector<std::uint64_t>& tables,
+                                  std::uint64_t capacity) {
   std::uint64_t groups = 0;
   for (const std::uint64_t n : tables) groups += (n + capacity - 1) / capacity;
   return groups;
@@ -508,21 +531,23 @@ struct Segment {
 };
 
 /// The host address of block b of a copy that starts with block `lo`.
-inline std::uint64_t copy_address(const HostBlocks& copy, bit_index lo, std::uint64_t block_bytes, bit_index b) {
+inline std::uint64_t copy_address(const HostBlocks& copy, bit_index lo, std::uint64_t block_bytes,
+                                  bit_index b) {
   return copy.address() + (static_cast<std::uint64_t>(b) - lo) * block_bytes;
 }
 
 /// Writes field J of every position of class kType (zeros for holes).
 template <class Registry, unsigned kType, std::size_t J>
-void write_column(Writer& w, const std::vector<Segment>& segments, const std::vector<soa::word>& live,
-                  const HostBlocks& copy, bit_index lo) {
+void write_column(Writer& w, const std::vector<Segment>& segments,
+                  const std::vector<soa::word>& live, const HostBlocks& copy, bit_index lo) {
   using C = model::At<typename Registry::Types, kType>;
   using Fields = ObjectFields<Registry, C>;
   constexpr std::size_t kBytes = sizeof(typename Fields::template FieldType<J>);
   constexpr unsigned kCap = Registry::kCapacityById[kType];
   for (const Segment& seg : segments) {
     const soa::word l = seg.block == kNoBit ? 0 : live[seg.block];
-    const std::uint64_t block = seg.block == kNoBit ? 0 : copy_address(copy, lo, Registry::kBlockBytes, seg.block);
+    const std::uint64_t block =
+        seg.block == kNoBit ? 0 : copy_address(copy, lo, Registry::kBlockBytes, seg.block);
     if (seg.by_slot) {
       for (unsigned slot = 0; slot < kCap; ++slot) {
         if (((l >> slot) & 1u) != 0)
@@ -542,14 +567,15 @@ void write_column(Writer& w, const std::vector<Segment>& segments, const std::ve
 /// Reads field J of `positions` positions of class kType into the host
 /// blocks of the new heap (class blocks from `first`), skipping holes.
 template <class Registry, unsigned kType, std::size_t J>
-void read_column(Reader& r, std::uint64_t positions, const std::vector<soa::word>& live, const HostBlocks& blocks,
-                 std::uint64_t first, const std::string& name) {
+void read_column(Reader& r, std::uint64_t positions, const std::vector<soa::word>& live,
+                 const HostBlocks& blocks, std::uint64_t first, const std::string& name) {
   using C = model::At<typename Registry::Types, kType>;
   using Fields = ObjectFields<Registry, C>;
   constexpr std::size_t kBytes = sizeof(typename Fields::template FieldType<J>);
   constexpr unsigned kCap = Registry::kCapacityById[kType];
   constexpr std::size_t kChunk = std::max<std::size_t>(1, (std::size_t{1} << 20) / kBytes);
-  std::vector<char> chunk(std::min<std::uint64_t>(kChunk, std::max<std::uint64_t>(positions, 1)) * kBytes);
+  std::vector<char> chunk(std::min<std::uint64_t>(kChunk, std::max<std::uint64_t>(positions, 1)) *
+                          kBytes);
   const std::string what = "the values of field " + std::to_string(J) + " of " + name;
   for (std::uint64_t p = 0; p < positions;) {
     const std::uint64_t n = std::min<std::uint64_t>(kChunk, positions - p);
@@ -559,7 +585,8 @@ void read_column(Reader& r, std::uint64_t positions, const std::vector<soa::word
       const auto slot = static_cast<unsigned>(p % kCap);
       if (((live[b] >> slot) & 1u) == 0) continue;
       const std::uint64_t block = blocks.address() + (b * Registry::kBlockBytes);
-      std::memcpy(static_cast<void*>(Fields::template address<J>(soa::make_pointer(block, slot, kCap, kType))),
+      std::memcpy(static_cast<void*>(
+                      Fields::template address<J>(soa::make_pointer(block, slot, kCap, kType))),
                   chunk.data() + i * kBytes, kBytes);
     }
   }
@@ -574,7 +601,8 @@ void for_each_concrete_class(F&& f) {
           if constexpr (Registry::kCapacityById[I] != 0) f(std::integral_constant<unsigned, I>{});
         }(),
         ...);
-  }(std::make_index_sequence<Registry::kNumTypes>{});
+  }
+  (std::make_index_sequence<Registry::kNumTypes>{});
 }
 
 /// "0x..." of a 64-bit value.
@@ -593,7 +621,8 @@ std::vector<ClassDescription> describe_classes() {
   std::vector<ClassDescription> out;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (out.push_back(detail::describe_class<Registry, I>()), ...);
-  }(std::make_index_sequence<Registry::kNumTypes>{});
+  }
+  (std::make_index_sequence<Registry::kNumTypes>{});
   return out;
 }
 
@@ -613,8 +642,9 @@ inline CheckpointInfo read_checkpoint_info(std::istream& in) {
 /// holds a pointer to no live object of this heap of a class it may point
 /// to; and if the stream fails. Waits for s; does not change the heap.
 template <class Registry>
-void save_heap(const soa::HeapStorage<Registry>& heap, const TableRecords<Registry::kNumTypes>& tables,
-               std::string_view user, std::ostream& out, platform::Stream s) {
+void save_heap(const soa::HeapStorage<Registry>& heap,
+               const TableRecords<Registry::kNumTypes>& tables, std::string_view user,
+               std::ostream& out, platform::Stream s) {
   constexpr std::size_t kNumTypes = Registry::kNumTypes;
   constexpr std::uint64_t kBlockBytes = Registry::kBlockBytes;
   constexpr std::uint8_t kNoClass = 0xff;
@@ -631,8 +661,8 @@ void save_heap(const soa::HeapStorage<Registry>& heap, const TableRecords<Regist
     blocks_of[t] = heap.allocated(t).indices(s);
     for (const bit_index b : blocks_of[t]) {
       if (headers[b].type != t)
-        throw CheckpointError("checkpoint: block " + std::to_string(b) + " of class " + std::to_string(t) +
-                              " has class " + std::to_string(headers[b].type) +
+        throw CheckpointError("checkpoint: block " + std::to_string(b) + " of class " +
+                              std::to_string(t) + " has class " + std::to_string(headers[b].type) +
                               " in its header; the heap is inconsistent (a kernel still running?)");
       owner[b] = static_cast<std::uint8_t>(t);
       live[b] = headers[b].allocation & ~soa::padding_bits(Registry::kCapacityById[t]);
@@ -679,41 +709,45 @@ void save_heap(const soa::HeapStorage<Registry>& heap, const TableRecords<Regist
       segments[t].push_back(detail::Segment{b, false});
     }
     if (c.positions > kReferencePositionMask)
-      throw CheckpointError("checkpoint: 2^56 objects or more of one class; references cannot name them");
+      throw CheckpointError(
+          "checkpoint: 2^56 objects or more of one class; references cannot name them");
   }
 
   // The host copy, and its pointers turned into references.
   const bit_index count = lo == kNoBit ? 0 : hi - lo + 1;
   detail::HostBlocks copy(count, kBlockBytes, false);
   if (count != 0) heap.copy_blocks_to_host(copy.data(), lo, count, s);
-  const std::vector<unsigned> capacity(std::begin(Registry::kCapacityById), std::end(Registry::kCapacityById));
+  const std::vector<unsigned> capacity(std::begin(Registry::kCapacityById),
+                                       std::end(Registry::kCapacityById));
   detail::BadPointer bad;
   detail::for_each_concrete_class<Registry>([&](auto type_constant) {
     constexpr unsigned kType = decltype(type_constant)::value;
     using Fields = ObjectFields<Registry, model::At<typename Registry::Types, kType>>;
     constexpr unsigned kCap = Registry::kCapacityById[kType];
     if constexpr (Fields::kTargets != 0) {
-      const detail::EncodeReferences encode{heap.base(),  std::uint64_t{num_blocks} * kBlockBytes,
-                                            kBlockBytes,  owner.data(),
-                                            live.data(),  first.data(),
+      const detail::EncodeReferences encode{heap.base(),    std::uint64_t{num_blocks} * kBlockBytes,
+                                            kBlockBytes,    owner.data(),
+                                            live.data(),    first.data(),
                                             by_slot.data(), capacity.data(),
-                                            kType,        &bad};
+                                            kType,          &bad};
       for (const bit_index b : blocks_of[kType]) {
         const std::uint64_t block = detail::copy_address(copy, lo, kBlockBytes, b);
         for (soa::word m = live[b]; m != 0; m &= m - 1)
           Fields::template for_each_pointer_field<~std::uint64_t{0}>(
-              soa::make_pointer(block, static_cast<unsigned>(platform::ctz(m)), kCap, kType), encode);
+              soa::make_pointer(block, static_cast<unsigned>(platform::ctz(m)), kCap, kType),
+              encode);
       }
     }
   });
   const std::vector<ClassDescription> classes = describe_classes<Registry>();
   if (bad.found)
-    throw CheckpointError("checkpoint: field " + std::to_string(bad.field) + " (" +
-                          classes[bad.holder].fields[bad.field].type + ") of an object of " +
-                          classes[bad.holder].name + " holds " + detail::hex(bad.bits) +
-                          ", which is no live object of this heap of a class the field may point to (an object "
-                          "destroyed since, or one of another heap); nothing was written. Clear such a pointer when "
-                          "its object is destroyed.");
+    throw CheckpointError(
+        "checkpoint: field " + std::to_string(bad.field) + " (" +
+        classes[bad.holder].fields[bad.field].type + ") of an object of " +
+        classes[bad.holder].name + " holds " + detail::hex(bad.bits) +
+        ", which is no live object of this heap of a class the field may point to (an object "
+        "destroyed since, or one of another heap); nothing was written. Clear such a pointer when "
+        "its object is destroyed.");
 
   detail::Writer w(out);
   w.bytes(kCheckpointMagic, sizeof kCheckpointMagic);
@@ -752,13 +786,15 @@ void save_heap(const soa::HeapStorage<Registry>& heap, const TableRecords<Regist
         const soa::word l = seg.block == kNoBit ? 0 : live[seg.block];
         const unsigned n = seg.by_slot ? kCap : static_cast<unsigned>(platform::popc(l));
         for (unsigned i = 0; i < n; ++i, ++p)
-          if (!seg.by_slot || ((l >> i) & 1u) != 0) present[p / 8] |= static_cast<std::uint8_t>(1u << (p % 8));
+          if (!seg.by_slot || ((l >> i) & 1u) != 0)
+            present[p / 8] |= static_cast<std::uint8_t>(1u << (p % 8));
       }
       w.bytes(present.data(), present.size());
     }
     [&]<std::size_t... J>(std::index_sequence<J...>) {
       (detail::write_column<Registry, kType, J>(w, segments[kType], live, copy, lo), ...);
-    }(std::make_index_sequence<Fields::kNumFields>{});
+    }
+    (std::make_index_sequence<Fields::kNumFields>{});
   });
   w.bytes(kCheckpointEnd, sizeof kCheckpointEnd);
   w.flush();
@@ -775,14 +811,15 @@ void save_heap(const soa::HeapStorage<Registry>& heap, const TableRecords<Regist
 /// or another program's classes, is cut short, or whose pointers name no
 /// object of the file. Waits for s.
 template <class Registry>
-Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::istream& in, platform::Stream s) {
+Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::istream& in,
+                                        platform::Stream s) {
   constexpr std::size_t kNumTypes = Registry::kNumTypes;
   constexpr std::uint64_t kBlockBytes = Registry::kBlockBytes;
   const bit_index num_blocks = heap.num_blocks();
   const std::uint64_t free = heap.free_blocks().count(s);
   if (free != num_blocks)
-    throw CheckpointError("checkpoint: the heap is not empty (" + std::to_string(num_blocks - free) + " of " +
-                          std::to_string(num_blocks) +
+    throw CheckpointError("checkpoint: the heap is not empty (" +
+                          std::to_string(num_blocks - free) + " of " + std::to_string(num_blocks) +
                           " blocks hold objects); load a checkpoint into a new heap");
 
   detail::Reader r(in);
@@ -791,30 +828,32 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
 
   // Where each class's positions go, and whether they fit.
   std::array<std::uint64_t, kNumTypes> positions{}, first_block{};
-  const std::vector<unsigned> capacity(std::begin(Registry::kCapacityById), std::end(Registry::kCapacityById));
+  const std::vector<unsigned> capacity(std::begin(Registry::kCapacityById),
+                                       std::end(Registry::kCapacityById));
   std::uint64_t blocks = 0;
   for (unsigned t = 0; t < kNumTypes; ++t) {
     const unsigned cap = capacity[t];
     if (cap == 0) continue;
     const ClassCensus& c = info.census[t];
     const std::string name = info.classes[t].name;
-    const bool tables_fit =
-        std::all_of(c.tables.begin(), c.tables.end(), [&](std::uint64_t n) { return n <= c.positions; }) &&
-        detail::table_groups(c.tables, cap) <= c.positions / cap;
+    const bool tables_fit = std::all_of(c.tables.begin(), c.tables.end(),
+                                        [&](std::uint64_t n) { return n <= c.positions; }) &&
+                            detail::table_groups(c.tables, cap) <= c.positions / cap;
     if (c.live > c.positions || c.positions > kReferencePositionMask || !tables_fit)
-      throw CheckpointError("checkpoint: the object count of " + name + " is damaged (" + std::to_string(c.live) +
-                            " objects in " + std::to_string(c.positions) + " positions, " +
-                            std::to_string(c.tables.size()) + " tables)");
+      throw CheckpointError("checkpoint: the object count of " + name + " is damaged (" +
+                            std::to_string(c.live) + " objects in " + std::to_string(c.positions) +
+                            " positions, " + std::to_string(c.tables.size()) + " tables)");
     positions[t] = c.positions;
     first_block[t] = blocks;
     blocks += (c.positions + cap - 1) / cap;
   }
   if (blocks > num_blocks)
-    throw CheckpointError("checkpoint: its objects need " + std::to_string(blocks) + " blocks of " +
-                          std::to_string(kBlockBytes) + " bytes (" + std::to_string(blocks * kBlockBytes) +
-                          " bytes); this heap has " + std::to_string(num_blocks) + " (" +
-                          std::to_string(std::uint64_t{num_blocks} * kBlockBytes) +
-                          " bytes). Give the heap at least " + std::to_string(blocks * kBlockBytes) + " bytes.");
+    throw CheckpointError(
+        "checkpoint: its objects need " + std::to_string(blocks) + " blocks of " +
+        std::to_string(kBlockBytes) + " bytes (" + std::to_string(blocks * kBlockBytes) +
+        " bytes); this heap has " + std::to_string(num_blocks) + " (" +
+        std::to_string(std::uint64_t{num_blocks} * kBlockBytes) +
+        " bytes). Give the heap at least " + std::to_string(blocks * kBlockBytes) + " bytes.");
 
   // The blocks on the host: which slots hold objects, then the columns.
   const auto count = static_cast<std::size_t>(blocks);
@@ -831,7 +870,8 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
     for (std::uint64_t b = first; b < first + (c.positions + kCap - 1) / kCap; ++b) type[b] = kType;
     if (c.live == c.positions) {
       for (std::uint64_t p = 0; p < c.positions; p += kCap)
-        live[first + p / kCap] = platform::low_bits(static_cast<unsigned>(std::min<std::uint64_t>(kCap, c.positions - p)));
+        live[first + p / kCap] = platform::low_bits(
+            static_cast<unsigned>(std::min<std::uint64_t>(kCap, c.positions - p)));
     } else {
       std::vector<std::uint8_t> present((c.positions + 7) / 8);
       r.bytes(present.data(), present.size(), "the positions that hold objects of " + name);
@@ -843,12 +883,14 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
         }
       const bool tail_clear = c.positions % 8 == 0 || (present.back() >> (c.positions % 8)) == 0;
       if (n != c.live || !tail_clear)
-        throw CheckpointError("checkpoint: the positions of " + name + " hold " + std::to_string(n) +
-                              " objects, its count says " + std::to_string(c.live) + "; the file is damaged");
+        throw CheckpointError("checkpoint: the positions of " + name + " hold " +
+                              std::to_string(n) + " objects, its count says " +
+                              std::to_string(c.live) + "; the file is damaged");
     }
     [&]<std::size_t... J>(std::index_sequence<J...>) {
       (detail::read_column<Registry, kType, J>(r, c.positions, live, host, first, name), ...);
-    }(std::make_index_sequence<Fields::kNumFields>{});
+    }
+    (std::make_index_sequence<Fields::kNumFields>{});
   });
   char end[8];
   r.bytes(end, sizeof end, "the end marker");
@@ -862,22 +904,30 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
     using Fields = ObjectFields<Registry, model::At<typename Registry::Types, kType>>;
     constexpr unsigned kCap = Registry::kCapacityById[kType];
     if constexpr (Fields::kTargets != 0) {
-      const detail::DecodeReferences decode{heap.base(), kBlockBytes, positions.data(), first_block.data(),
-                                            capacity.data(), live.data(), kType, &bad};
+      const detail::DecodeReferences decode{heap.base(),
+                                            kBlockBytes,
+                                            positions.data(),
+                                            first_block.data(),
+                                            capacity.data(),
+                                            live.data(),
+                                            kType,
+                                            &bad};
       const std::uint64_t first = first_block[kType];
       for (std::uint64_t b = first; b < first + (positions[kType] + kCap - 1) / kCap; ++b)
         for (soa::word m = live[b]; m != 0; m &= m - 1)
           Fields::template for_each_pointer_field<~std::uint64_t{0}>(
-              soa::make_pointer(host.address() + b * kBlockBytes, static_cast<unsigned>(platform::ctz(m)), kCap,
-                                kType),
+              soa::make_pointer(host.address() + b * kBlockBytes,
+                                static_cast<unsigned>(platform::ctz(m)), kCap, kType),
               decode);
     }
   });
   if (bad.found)
     throw CheckpointError("checkpoint: field " + std::to_string(bad.field) + " (" +
                           info.classes[bad.holder].fields[bad.field].type + ") of an object of " +
-                          info.classes[bad.holder].name + " holds the reference " + detail::hex(bad.bits) +
-                          ", which names no object of the file of a class the field may point to; the file is damaged");
+                          info.classes[bad.holder].name + " holds the reference " +
+                          detail::hex(bad.bits) +
+                          ", which names no object of the file of a class the field may point to; "
+                          "the file is damaged");
 
   // Only now the heap: its blocks' headers and bitmaps, then their data.
   Restored<kNumTypes> restored;
@@ -888,15 +938,18 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
     live_device.copy_from_host(live.data(), count, 0, s);
     type_device.copy_from_host(type.data(), count, 0, s);
     missed.zero(s);
-    platform::parallel_for(count, detail::RestoreBlocks{heap.state(), live_device.data(), type_device.data(), missed.data()},
-                           s);
+    platform::parallel_for(
+        count,
+        detail::RestoreBlocks{heap.state(), live_device.data(), type_device.data(), missed.data()},
+        s);
     heap.copy_blocks_from_host(host.data(), 0, static_cast<bit_index>(count), s);
     unsigned long long not_had = 0;
     missed.copy_to_host(&not_had, 1, 0, s);
     if (not_had != 0)
-      throw std::logic_error("checkpoint: " + std::to_string(not_had) +
-                             " blocks of the heap were taken while the checkpoint was loaded; the heap was in use "
-                             "on another stream, and its state is undefined");
+      throw std::logic_error(
+          "checkpoint: " + std::to_string(not_had) +
+          " blocks of the heap were taken while the checkpoint was loaded; the heap was in use "
+          "on another stream, and its state is undefined");
   }
   for (unsigned t = 0; t < kNumTypes; ++t) {
     const unsigned cap = capacity[t];
@@ -905,7 +958,8 @@ Restored<Registry::kNumTypes> load_heap(soa::HeapStorage<Registry>& heap, std::i
     for (const std::uint64_t n : info.census[t].tables) {
       TableBlocks table;
       table.size = n;
-      for (std::uint64_t g = 0; g < (n + cap - 1) / cap; ++g) table.blocks.push_back(static_cast<bit_index>(group++));
+      for (std::uint64_t g = 0; g < (n + cap - 1) / cap; ++g)
+        table.blocks.push_back(static_cast<bit_index>(group++));
       restored.tables[t].push_back(std::move(table));
     }
   }
@@ -927,11 +981,15 @@ void write_file(const std::filesystem::path& path, Write&& write) {
       if (!out) throw CheckpointError("checkpoint: cannot write " + part.string());
       write(out);
       out.close();
-      if (!out) throw CheckpointError("checkpoint: writing " + part.string() + " failed (is the disk full?)");
+      if (!out)
+        throw CheckpointError("checkpoint: writing " + part.string() +
+                              " failed (is the disk full?)");
     }
     std::error_code e;
     std::filesystem::rename(part, path, e);
-    if (e) throw CheckpointError("checkpoint: cannot rename " + part.string() + " to " + path.string() + ": " + e.message());
+    if (e)
+      throw CheckpointError("checkpoint: cannot rename " + part.string() + " to " + path.string() +
+                            ": " + e.message());
   } catch (...) {
     std::error_code ignored;
     std::filesystem::remove(part, ignored);
