@@ -6,6 +6,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "example/traffic/rules.h"
+
 namespace dynasoar::example::viewer {
 namespace {
 
@@ -64,6 +66,27 @@ void render(const sugarscape::Frame& f, Canvas& out) {
     return Rgba{mix(palette::kBareSoil.r, palette::kSugar.r), mix(palette::kBareSoil.g, palette::kSugar.g),
                 mix(palette::kBareSoil.b, palette::kSugar.b), 255};
   });
+}
+
+void render(const traffic::Frame& f, Canvas& out) {
+  const traffic::Network& net = *f.network;
+  if (f.cells.size() != static_cast<std::size_t>(net.cells()))
+    throw std::invalid_argument("viewer: frame has " + std::to_string(f.cells.size()) + " cells, not the network's " +
+                                std::to_string(net.cells()));
+  out.fill(palette::kSpace);
+  const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
+  const auto px = [&](std::size_t c) { return net.x[c] * w; };
+  const auto py = [&](std::size_t c) { return (1.0f - net.y[c]) * h; };
+  for (std::size_t c = 0; c < f.cells.size(); ++c) {
+    const std::uint8_t flags = net.flags[c];
+    Rgba colour = (flags & traffic::kProducer) != 0 ? palette::kProducerCell
+                  : (flags & traffic::kTarget) != 0 ? palette::kTargetCell
+                                                     : palette::kStreet;
+    if ((f.cells[c] & traffic::kFrameRed) != 0) colour = palette::kRedLight;
+    out.set(static_cast<int>(px(c)), static_cast<int>(py(c)), colour);
+  }
+  for (std::size_t c = 0; c < f.cells.size(); ++c)
+    if ((f.cells[c] & traffic::kFrameCar) != 0) out.disc(px(c), py(c), 1.0f, palette::kCar);
 }
 
 void render(const nbody::Frame& f, Canvas& out) {
@@ -196,6 +219,15 @@ std::string population(const sugarscape::Frame& f) {
     females += (b & 3) == 2;
   }
   return "Male " + std::to_string(males) + ", Female " + std::to_string(females);
+}
+
+std::string population(const traffic::Frame& f) {
+  std::size_t cars = 0, red = 0;
+  for (const std::uint8_t b : f.cells) {
+    cars += (b & traffic::kFrameCar) != 0;
+    red += (b & traffic::kFrameRed) != 0;
+  }
+  return "Car " + std::to_string(cars) + ", red lights " + std::to_string(red);
 }
 
 std::string population(const nbody::Frame& f) {

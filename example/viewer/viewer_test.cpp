@@ -12,6 +12,7 @@
 #include <string>
 
 #include "dynasoar/support/png.h"
+#include "example/traffic/rules.h"
 #include "example/viewer/canvas.h"
 #include "example/viewer/render.h"
 #include "example/viewer/session.h"
@@ -116,6 +117,28 @@ TEST(Render, SugarscapeAgentsOnTheirSugar) {
   render(half, h);
   EXPECT_EQ(h.at(0, 0).r, palette::kBareSoil.r + (palette::kSugar.r - palette::kBareSoil.r) * 31 / 63);
   EXPECT_EQ(h.at(0, 0).b, palette::kBareSoil.b + (palette::kSugar.b - palette::kBareSoil.b) * 31 / 63);
+}
+
+TEST(Render, TrafficCellsWhereTheyAreAndCarsOnTop) {
+  // Five cells on a 10x10 canvas: a street cell, a producer, a target and a
+  // red light along the top row, and a car on a street cell in the middle.
+  traffic::Network n;
+  n.exit = {-1, -1, -1, 0, -1};
+  n.flags = {0, traffic::kProducer, traffic::kTarget, traffic::kLight, 0};
+  n.x = {0.05f, 0.25f, 0.45f, 0.65f, 0.45f};
+  n.y = {0.95f, 0.95f, 0.95f, 0.95f, 0.45f};
+  const traffic::Frame f{0, &n, {0, 0, 0, traffic::kFrameRed, traffic::kFrameCar}};
+  Canvas c(10, 10);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kStreet);
+  EXPECT_EQ(c.at(2, 0), palette::kProducerCell);
+  EXPECT_EQ(c.at(4, 0), palette::kTargetCell);
+  EXPECT_EQ(c.at(6, 0), palette::kRedLight);
+  EXPECT_EQ(c.at(4, 5), palette::kCar);
+  EXPECT_EQ(c.at(9, 9), palette::kSpace);
+  EXPECT_EQ(population(f), "Car 1, red lights 1");
+  const traffic::Frame short_frame{0, &n, {0, 0}};
+  EXPECT_THROW(render(short_frame, c), std::invalid_argument);
 }
 
 TEST(Render, GridsScaledDownSampleThePixelCentres) {
