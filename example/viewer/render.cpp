@@ -55,6 +55,21 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style) {
   });
 }
 
+void render(const generation::Frame& f, Canvas& out, GolStyle style) {
+  const Rgba candidate = style.show_candidates ? palette::kCandidate : palette::kDead;
+  render_grid(f.width, f.height, f.cells, out, [&](std::uint8_t b) {
+    if (b == generation::kFrameDead) return palette::kDead;
+    if (b == generation::kFrameCandidate) return candidate;
+    if (b == generation::kFrameAlive) return palette::kAlive;
+    const int level = b - generation::kFrameDying, last = 254 - generation::kFrameDying;  // rules.h, frame_byte
+    const auto mix = [&](std::uint8_t from, std::uint8_t to) {
+      return static_cast<std::uint8_t>(from + (to - from) * level / last);
+    };
+    return Rgba{mix(palette::kDying.r, palette::kDyingLast.r), mix(palette::kDying.g, palette::kDyingLast.g),
+                mix(palette::kDying.b, palette::kDyingLast.b), 255};
+  });
+}
+
 void render(const sugarscape::Frame& f, Canvas& out) {
   render_grid(f.width, f.height, f.cells, out, [](std::uint8_t b) {
     const int kind = b & 3, level = b >> 2;  // sugarscape/rules.h, frame_byte
@@ -210,6 +225,17 @@ std::string population(const gol::Frame& f) {
   const auto alive = std::count(f.cells.begin(), f.cells.end(), std::uint8_t{1});
   const auto candidates = std::count(f.cells.begin(), f.cells.end(), std::uint8_t{2});
   return "Alive " + std::to_string(alive) + ", Candidate " + std::to_string(candidates);
+}
+
+std::string population(const generation::Frame& f) {
+  std::size_t alive = 0, dying = 0, candidates = 0;
+  for (const std::uint8_t b : f.cells) {
+    alive += b == generation::kFrameAlive;
+    dying += b >= generation::kFrameDying;
+    candidates += b == generation::kFrameCandidate;
+  }
+  return "Alive " + std::to_string(alive) + " (and " + std::to_string(dying) + " dying), Candidate " +
+         std::to_string(candidates);
 }
 
 std::string population(const sugarscape::Frame& f) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "example/barnes_hut/barnes_hut.h"
+#include "example/generation/generation.h"
 #include "example/gol/gol.h"
 #include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
@@ -26,6 +27,8 @@ inline constexpr Rgba kShark{236, 84, 44, 255};
 inline constexpr Rgba kDead{12, 12, 18, 255};
 inline constexpr Rgba kAlive{240, 240, 232, 255};
 inline constexpr Rgba kCandidate{44, 56, 104, 255};  // faint: only with --show-candidates
+inline constexpr Rgba kDying{240, 150, 50, 255};      // generation: a cell that just started dying ...
+inline constexpr Rgba kDyingLast{70, 20, 24, 255};    // ... and one at its last dying step
 inline constexpr Rgba kSpace{6, 6, 16, 255};
 inline constexpr Rgba kBody{255, 226, 150, 255};
 inline constexpr Rgba kMerged{255, 96, 64, 255};  // a body that took in another
@@ -58,6 +61,9 @@ struct GolStyle {
 
 void render(const wator::Frame& f, Canvas& out);
 void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
+/// As the game of life, and dying cells from kDying to kDyingLast with
+/// their progress.
+void render(const generation::Frame& f, Canvas& out, GolStyle style = {});
 /// Agents in kMale and kFemale; free cells from kBareSoil to kSugar with
 /// their sugar level.
 void render(const sugarscape::Frame& f, Canvas& out);
@@ -92,6 +98,7 @@ void render(const kdtree::TreePicture& p, Canvas& out);
 /// Live objects per type in a frame, for the window title: "Fish 812, Shark 95".
 std::string population(const wator::Frame& f);
 std::string population(const gol::Frame& f);
+std::string population(const generation::Frame& f);
 std::string population(const sugarscape::Frame& f);
 std::string population(const traffic::Frame& f);
 std::string population(const nbody::Frame& f);
