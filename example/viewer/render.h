@@ -11,6 +11,7 @@
 #include "example/gol/gol.h"
 #include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
+#include "example/structure/structure.h"
 #include "example/sugarscape/sugarscape.h"
 #include "example/viewer/canvas.h"
 #include "example/wator/wator.h"
@@ -34,6 +35,10 @@ inline constexpr Rgba kBareSoil{24, 20, 14, 255};  // sugarscape: a cell without
 inline constexpr Rgba kSugar{236, 200, 64, 255};   // ... and one with 630 or more
 inline constexpr Rgba kMale{72, 150, 255, 255};
 inline constexpr Rgba kFemale{255, 96, 176, 255};
+inline constexpr Rgba kSlackSpring{56, 120, 200, 255};  // structure: a spring without load ...
+inline constexpr Rgba kTautSpring{255, 72, 40, 255};    // ... and one at its maximum force
+inline constexpr Rgba kAnchor{240, 240, 232, 255};
+inline constexpr Rgba kPullNode{255, 200, 40, 255};
 /// Split planes by depth (root first); deeper ones take the last colour.
 inline constexpr Rgba kSplit[] = {{255, 224, 80, 255}, {255, 160, 48, 255}, {240, 96, 80, 255},
                                   {208, 80, 160, 255}, {150, 90, 230, 255}, {90, 120, 240, 255},
@@ -55,6 +60,12 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style = {});
 /// Agents in kMale and kFemale; free cells from kBareSoil to kSugar with
 /// their sugar level.
 void render(const sugarscape::Frame& f, Canvas& out);
+/// Structure: the lattice's columns x rows onto the canvas (node i's
+/// lattice point in the middle of the i-th grid cell, y upwards), springs as
+/// lines from kSlackSpring to kTautSpring with their load, then anchors in
+/// kAnchor and pull nodes in kPullNode as discs of a third of a lattice step
+/// (at least a pixel). Springs with an end far off the canvas are left out.
+void render(const structure::Frame& f, Canvas& out);
 /// Bodies as discs whose area grows with the mass (radius 0.6 sqrt(mass)
 /// pixels on the 640-pixel canvas, up to 2.5 times that for fewer than 4096
 /// bodies), y upwards; merged bodies in kMerged, drawn last.
@@ -82,6 +93,7 @@ void render(const kdtree::TreePicture& p, Canvas& out);
 std::string population(const wator::Frame& f);
 std::string population(const gol::Frame& f);
 std::string population(const sugarscape::Frame& f);
+std::string population(const structure::Frame& f);
 std::string population(const nbody::Frame& f);
 std::string population(const kdtree::TreePicture& p);
 std::string population(const barnes_hut::Frame& f);
