@@ -104,6 +104,32 @@ void render(const traffic::Frame& f, Canvas& out) {
     if ((f.cells[c] & traffic::kFrameCar) != 0) out.disc(px(c), py(c), 1.0f, palette::kCar);
 }
 
+void render(const structure::Frame& f, Canvas& out) {
+  out.fill(palette::kSpace);
+  const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
+  const float sx = w / static_cast<float>(std::max(f.columns, 1)), sy = h / static_cast<float>(std::max(f.rows, 1));
+  const auto px = [&](float x) { return (x + 0.5f) * sx; };
+  const auto py = [&](float y) { return (static_cast<float>(f.rows) - 0.5f - y) * sy; };
+  const auto near = [&](float x, float y) {  // within a canvas's size of it: a line of bounded length
+    return px(x) > -w && px(x) < 2 * w && py(y) > -h && py(y) < 2 * h;
+  };
+  for (const structure::FrameSpring& s : f.springs) {
+    if (s.present == 0 || !near(s.x1, s.y1) || !near(s.x2, s.y2)) continue;
+    const auto mix = [&s](std::uint8_t from, std::uint8_t to) {
+      return static_cast<std::uint8_t>(from + (to - from) * s.load / 255);
+    };
+    const Rgba c{mix(palette::kSlackSpring.r, palette::kTautSpring.r),
+                 mix(palette::kSlackSpring.g, palette::kTautSpring.g),
+                 mix(palette::kSlackSpring.b, palette::kTautSpring.b), 255};
+    out.line(static_cast<int>(std::floor(px(s.x1))), static_cast<int>(std::floor(py(s.y1))),
+             static_cast<int>(std::floor(px(s.x2))), static_cast<int>(std::floor(py(s.y2))), c);
+  }
+  const float radius = std::min(sx, sy) / 3.0f;
+  for (const structure::FrameNode& n : f.nodes)
+    if ((n.kind == 1 || n.kind == 2) && near(n.x, n.y))  // rules.h, Kind: anchors and pull nodes
+      out.disc(px(n.x), py(n.y), radius, n.kind == 1 ? palette::kAnchor : palette::kPullNode);
+}
+
 void render(const nbody::Frame& f, Canvas& out) {
   out.fill(palette::kSpace);
   const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
@@ -254,6 +280,15 @@ std::string population(const traffic::Frame& f) {
     red += (b & traffic::kFrameRed) != 0;
   }
   return "Car " + std::to_string(cars) + ", red lights " + std::to_string(red);
+}
+
+std::string population(const structure::Frame& f) {
+  std::size_t kinds[4] = {};
+  for (const structure::FrameNode& n : f.nodes) ++kinds[n.kind & 3];
+  const auto springs = std::count_if(f.springs.begin(), f.springs.end(),
+                                     [](const structure::FrameSpring& s) { return s.present != 0; });
+  return "AnchorNode " + std::to_string(kinds[1]) + ", AnchorPullNode " + std::to_string(kinds[2]) + ", Node " +
+         std::to_string(kinds[3]) + ", Spring " + std::to_string(springs);
 }
 
 std::string population(const nbody::Frame& f) {

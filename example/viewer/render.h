@@ -12,6 +12,7 @@
 #include "example/gol/gol.h"
 #include "example/kdtree/kdtree.h"
 #include "example/nbody/nbody.h"
+#include "example/structure/structure.h"
 #include "example/sugarscape/sugarscape.h"
 #include "example/traffic/traffic.h"
 #include "example/viewer/canvas.h"
@@ -43,6 +44,10 @@ inline constexpr Rgba kProducerCell{40, 110, 70, 255};  // ... one that makes ca
 inline constexpr Rgba kTargetCell{120, 70, 150, 255};   // ... one that removes them ...
 inline constexpr Rgba kRedLight{230, 40, 40, 255};      // ... a red light
 inline constexpr Rgba kCar{255, 214, 90, 255};
+inline constexpr Rgba kSlackSpring{56, 120, 200, 255};  // structure: a spring without load ...
+inline constexpr Rgba kTautSpring{255, 72, 40, 255};    // ... and one at its maximum force
+inline constexpr Rgba kAnchor{240, 240, 232, 255};
+inline constexpr Rgba kPullNode{255, 200, 40, 255};
 /// Split planes by depth (root first); deeper ones take the last colour.
 inline constexpr Rgba kSplit[] = {{255, 224, 80, 255}, {255, 160, 48, 255}, {240, 96, 80, 255},
                                   {208, 80, 160, 255}, {150, 90, 230, 255}, {90, 120, 240, 255},
@@ -72,6 +77,12 @@ void render(const sugarscape::Frame& f, Canvas& out);
 /// every car as a disc of radius 1 pixel in kCar.
 inline constexpr int kTrafficCanvasSize = 800;
 void render(const traffic::Frame& f, Canvas& out);
+/// Structure: the lattice's columns x rows onto the canvas (node i's
+/// lattice point in the middle of the i-th grid cell, y upwards), springs as
+/// lines from kSlackSpring to kTautSpring with their load, then anchors in
+/// kAnchor and pull nodes in kPullNode as discs of a third of a lattice step
+/// (at least a pixel). Springs with an end far off the canvas are left out.
+void render(const structure::Frame& f, Canvas& out);
 /// Bodies as discs whose area grows with the mass (radius 0.6 sqrt(mass)
 /// pixels on the 640-pixel canvas, up to 2.5 times that for fewer than 4096
 /// bodies), y upwards; merged bodies in kMerged, drawn last.
@@ -101,6 +112,7 @@ std::string population(const gol::Frame& f);
 std::string population(const generation::Frame& f);
 std::string population(const sugarscape::Frame& f);
 std::string population(const traffic::Frame& f);
+std::string population(const structure::Frame& f);
 std::string population(const nbody::Frame& f);
 std::string population(const kdtree::TreePicture& p);
 std::string population(const barnes_hut::Frame& f);

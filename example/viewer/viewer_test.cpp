@@ -142,6 +142,27 @@ TEST(Render, TrafficCellsWhereTheyAreAndCarsOnTop) {
   EXPECT_THROW(render(short_frame, c), std::invalid_argument);
 }
 
+TEST(Render, StructureSpringsByLoadAnchorsAndPullNodes) {
+  // A lattice of 3x2 on 30x20 pixels: lattice point (x, y) at pixel (10 x + 5, 15 - 10 y).
+  structure::Frame f;
+  f.columns = 3;
+  f.rows = 2;
+  f.nodes = {{0.0f, 0.0f, 1}, {2.0f, 1.0f, 2}, {1.0f, 0.0f, 3}, {2.0f, 0.0f, 0}};  // anchor, pull, node, removed
+  f.springs = {{0.0f, 0.0f, 2.0f, 0.0f, 0, 1},      // slack, along the bottom row
+               {0.0f, 1.0f, 2.0f, 1.0f, 255, 1},    // at its maximum force, along the top row
+               {0.0f, 0.0f, 0.0f, 1.0f, 255, 0},    // broken: not drawn
+               {0.0f, 0.0f, 1e9f, 0.0f, 255, 1}};   // an end far off the canvas: not drawn
+  Canvas c(30, 20);
+  render(f, c);
+  EXPECT_EQ(c.at(15, 15), palette::kSlackSpring);
+  EXPECT_EQ(c.at(15, 5), palette::kTautSpring);
+  EXPECT_EQ(c.at(5, 10), palette::kSpace);
+  EXPECT_EQ(c.at(5, 15), palette::kAnchor);
+  EXPECT_EQ(c.at(25, 5), palette::kPullNode);
+  EXPECT_EQ(c.at(28, 15), palette::kSpace);  // right of the slack spring's end: the far one is not drawn
+  EXPECT_EQ(population(f), "AnchorNode 1, AnchorPullNode 1, Node 1, Spring 3");
+}
+
 TEST(Render, GridsScaledDownSampleThePixelCentres) {
   // 4x4 cells onto 2x2 pixels: pixel (i, j) shows cell (2i + 1, 2j + 1).
   wator::Frame f{0, 4, 4, std::vector<std::uint8_t>(16, 0)};
