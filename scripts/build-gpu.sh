@@ -42,7 +42,7 @@ if [[ $# -gt 0 ]]; then  # the named targets only: no older binaries beside them
   done
 else
   cp build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend}_bench build-gpu/bench/cmalloc_probe \
-     build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,sugarscape_*} \
+     build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,sugarscape_*,traffic_*,generation_*,structure_*} \
      build-gpu/bin/
 fi
 du -sh build-gpu/bin

@@ -33,8 +33,8 @@ SUITE = [
     ("gol", "--width 2048 --height 2048 --steps 300 --density 0.4"),
     ("nbody", "--bodies 20000 --steps 500 --collisions"),
     ("structure", ""),
-    ("traffic", ""),
-    ("generation", ""),
+    ("traffic", "--steps 3000"),
+    ("generation", "--width 2048 --height 2048 --steps 500"),
 ]
 
 
@@ -44,6 +44,8 @@ QUICK = {
     "sugarscape": "--width 80 --height 60 --steps 60 --seed 7",
     "gol": "--width 96 --height 80 --steps 80 --seed 7 --density 0.3",
     "nbody": "--bodies 256 --steps 100 --collisions",
+    "traffic": "--intersections 300 --steps 300",
+    "generation": "--width 128 --height 128 --steps 100",
 }
 
 

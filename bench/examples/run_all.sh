@@ -46,6 +46,9 @@ if [[ ${SMALL:-0} == 1 ]]; then
   run kdtree-soup kdtree --scene soup --triangles 4000 --seed 7
   run barnes-hut barnes_hut --bodies 2000 --steps 10 --seed 7
   run sugarscape sugarscape --width 80 --height 60 --steps 60 --seed 7
+  run traffic traffic --intersections 150 --steps 300 --seed 7
+  run generation generation --width 96 --height 80 --steps 80 --seed 7 --states 8
+  run structure structure --nodes 3000 --steps 40 --seed 7
   exit $status
 fi
 run wator wator --width 2048 --height 2560 --steps 500
@@ -62,4 +65,10 @@ run kdtree-clustered kdtree --scene clustered --triangles 2000000
 run barnes-hut barnes_hut --bodies 300000 --steps 10
 # Sugarscape at the original DynaSOAr example's grid size
 run sugarscape sugarscape --width 1700 --height 1700 --steps 500
+# Traffic on the original DynaSOAr example's network, for its number of iterations
+run traffic traffic --intersections 17500 --steps 12000
+# Generation on the original DynaSOAr example's grid, past the soup's die-off
+run generation generation --width 5000 --height 5000 --steps 1000
+# The structure of nodes and springs at the original DynaSOAr example's size
+run structure structure --nodes 1500000 --steps 500
 exit $status

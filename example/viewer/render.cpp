@@ -6,6 +6,8 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "example/traffic/rules.h"
+
 namespace dynasoar::example::viewer {
 namespace {
 
@@ -53,6 +55,21 @@ void render(const gol::Frame& f, Canvas& out, GolStyle style) {
   });
 }
 
+void render(const generation::Frame& f, Canvas& out, GolStyle style) {
+  const Rgba candidate = style.show_candidates ? palette::kCandidate : palette::kDead;
+  render_grid(f.width, f.height, f.cells, out, [&](std::uint8_t b) {
+    if (b == generation::kFrameDead) return palette::kDead;
+    if (b == generation::kFrameCandidate) return candidate;
+    if (b == generation::kFrameAlive) return palette::kAlive;
+    const int level = b - generation::kFrameDying, last = 254 - generation::kFrameDying;  // rules.h, frame_byte
+    const auto mix = [&](std::uint8_t from, std::uint8_t to) {
+      return static_cast<std::uint8_t>(from + (to - from) * level / last);
+    };
+    return Rgba{mix(palette::kDying.r, palette::kDyingLast.r), mix(palette::kDying.g, palette::kDyingLast.g),
+                mix(palette::kDying.b, palette::kDyingLast.b), 255};
+  });
+}
+
 void render(const sugarscape::Frame& f, Canvas& out) {
   render_grid(f.width, f.height, f.cells, out, [](std::uint8_t b) {
     const int kind = b & 3, level = b >> 2;  // sugarscape/rules.h, frame_byte
@@ -64,6 +81,53 @@ void render(const sugarscape::Frame& f, Canvas& out) {
     return Rgba{mix(palette::kBareSoil.r, palette::kSugar.r), mix(palette::kBareSoil.g, palette::kSugar.g),
                 mix(palette::kBareSoil.b, palette::kSugar.b), 255};
   });
+}
+
+void render(const traffic::Frame& f, Canvas& out) {
+  const traffic::Network& net = *f.network;
+  if (f.cells.size() != static_cast<std::size_t>(net.cells()))
+    throw std::invalid_argument("viewer: frame has " + std::to_string(f.cells.size()) + " cells, not the network's " +
+                                std::to_string(net.cells()));
+  out.fill(palette::kSpace);
+  const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
+  const auto px = [&](std::size_t c) { return net.x[c] * w; };
+  const auto py = [&](std::size_t c) { return (1.0f - net.y[c]) * h; };
+  for (std::size_t c = 0; c < f.cells.size(); ++c) {
+    const std::uint8_t flags = net.flags[c];
+    Rgba colour = (flags & traffic::kProducer) != 0 ? palette::kProducerCell
+                  : (flags & traffic::kTarget) != 0 ? palette::kTargetCell
+                                                     : palette::kStreet;
+    if ((f.cells[c] & traffic::kFrameRed) != 0) colour = palette::kRedLight;
+    out.set(static_cast<int>(px(c)), static_cast<int>(py(c)), colour);
+  }
+  for (std::size_t c = 0; c < f.cells.size(); ++c)
+    if ((f.cells[c] & traffic::kFrameCar) != 0) out.disc(px(c), py(c), 1.0f, palette::kCar);
+}
+
+void render(const structure::Frame& f, Canvas& out) {
+  out.fill(palette::kSpace);
+  const float w = static_cast<float>(out.width()), h = static_cast<float>(out.height());
+  const float sx = w / static_cast<float>(std::max(f.columns, 1)), sy = h / static_cast<float>(std::max(f.rows, 1));
+  const auto px = [&](float x) { return (x + 0.5f) * sx; };
+  const auto py = [&](float y) { return (static_cast<float>(f.rows) - 0.5f - y) * sy; };
+  const auto near = [&](float x, float y) {  // within a canvas's size of it: a line of bounded length
+    return px(x) > -w && px(x) < 2 * w && py(y) > -h && py(y) < 2 * h;
+  };
+  for (const structure::FrameSpring& s : f.springs) {
+    if (s.present == 0 || !near(s.x1, s.y1) || !near(s.x2, s.y2)) continue;
+    const auto mix = [&s](std::uint8_t from, std::uint8_t to) {
+      return static_cast<std::uint8_t>(from + (to - from) * s.load / 255);
+    };
+    const Rgba c{mix(palette::kSlackSpring.r, palette::kTautSpring.r),
+                 mix(palette::kSlackSpring.g, palette::kTautSpring.g),
+                 mix(palette::kSlackSpring.b, palette::kTautSpring.b), 255};
+    out.line(static_cast<int>(std::floor(px(s.x1))), static_cast<int>(std::floor(py(s.y1))),
+             static_cast<int>(std::floor(px(s.x2))), static_cast<int>(std::floor(py(s.y2))), c);
+  }
+  const float radius = std::min(sx, sy) / 3.0f;
+  for (const structure::FrameNode& n : f.nodes)
+    if ((n.kind == 1 || n.kind == 2) && near(n.x, n.y))  // rules.h, Kind: anchors and pull nodes
+      out.disc(px(n.x), py(n.y), radius, n.kind == 1 ? palette::kAnchor : palette::kPullNode);
 }
 
 void render(const nbody::Frame& f, Canvas& out) {
@@ -189,6 +253,17 @@ std::string population(const gol::Frame& f) {
   return "Alive " + std::to_string(alive) + ", Candidate " + std::to_string(candidates);
 }
 
+std::string population(const generation::Frame& f) {
+  std::size_t alive = 0, dying = 0, candidates = 0;
+  for (const std::uint8_t b : f.cells) {
+    alive += b == generation::kFrameAlive;
+    dying += b >= generation::kFrameDying;
+    candidates += b == generation::kFrameCandidate;
+  }
+  return "Alive " + std::to_string(alive) + " (and " + std::to_string(dying) + " dying), Candidate " +
+         std::to_string(candidates);
+}
+
 std::string population(const sugarscape::Frame& f) {
   std::size_t males = 0, females = 0;
   for (const std::uint8_t b : f.cells) {
@@ -196,6 +271,24 @@ std::string population(const sugarscape::Frame& f) {
     females += (b & 3) == 2;
   }
   return "Male " + std::to_string(males) + ", Female " + std::to_string(females);
+}
+
+std::string population(const traffic::Frame& f) {
+  std::size_t cars = 0, red = 0;
+  for (const std::uint8_t b : f.cells) {
+    cars += (b & traffic::kFrameCar) != 0;
+    red += (b & traffic::kFrameRed) != 0;
+  }
+  return "Car " + std::to_string(cars) + ", red lights " + std::to_string(red);
+}
+
+std::string population(const structure::Frame& f) {
+  std::size_t kinds[4] = {};
+  for (const structure::FrameNode& n : f.nodes) ++kinds[n.kind & 3];
+  const auto springs = std::count_if(f.springs.begin(), f.springs.end(),
+                                     [](const structure::FrameSpring& s) { return s.present != 0; });
+  return "AnchorNode " + std::to_string(kinds[1]) + ", AnchorPullNode " + std::to_string(kinds[2]) + ", Node " +
+         std::to_string(kinds[3]) + ", Spring " + std::to_string(springs);
 }
 
 std::string population(const nbody::Frame& f) {

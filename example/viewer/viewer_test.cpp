@@ -12,6 +12,8 @@
 #include <string>
 
 #include "dynasoar/support/png.h"
+#include "example/generation/rules.h"
+#include "example/traffic/rules.h"
 #include "example/viewer/canvas.h"
 #include "example/viewer/render.h"
 #include "example/viewer/session.h"
@@ -118,6 +120,49 @@ TEST(Render, SugarscapeAgentsOnTheirSugar) {
   EXPECT_EQ(h.at(0, 0).b, palette::kBareSoil.b + (palette::kSugar.b - palette::kBareSoil.b) * 31 / 63);
 }
 
+TEST(Render, TrafficCellsWhereTheyAreAndCarsOnTop) {
+  // Five cells on a 10x10 canvas: a street cell, a producer, a target and a
+  // red light along the top row, and a car on a street cell in the middle.
+  traffic::Network n;
+  n.exit = {-1, -1, -1, 0, -1};
+  n.flags = {0, traffic::kProducer, traffic::kTarget, traffic::kLight, 0};
+  n.x = {0.05f, 0.25f, 0.45f, 0.65f, 0.45f};
+  n.y = {0.95f, 0.95f, 0.95f, 0.95f, 0.45f};
+  const traffic::Frame f{0, &n, {0, 0, 0, traffic::kFrameRed, traffic::kFrameCar}};
+  Canvas c(10, 10);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kStreet);
+  EXPECT_EQ(c.at(2, 0), palette::kProducerCell);
+  EXPECT_EQ(c.at(4, 0), palette::kTargetCell);
+  EXPECT_EQ(c.at(6, 0), palette::kRedLight);
+  EXPECT_EQ(c.at(4, 5), palette::kCar);
+  EXPECT_EQ(c.at(9, 9), palette::kSpace);
+  EXPECT_EQ(population(f), "Car 1, red lights 1");
+  const traffic::Frame short_frame{0, &n, {0, 0}};
+  EXPECT_THROW(render(short_frame, c), std::invalid_argument);
+}
+
+TEST(Render, StructureSpringsByLoadAnchorsAndPullNodes) {
+  // A lattice of 3x2 on 30x20 pixels: lattice point (x, y) at pixel (10 x + 5, 15 - 10 y).
+  structure::Frame f;
+  f.columns = 3;
+  f.rows = 2;
+  f.nodes = {{0.0f, 0.0f, 1}, {2.0f, 1.0f, 2}, {1.0f, 0.0f, 3}, {2.0f, 0.0f, 0}};  // anchor, pull, node, removed
+  f.springs = {{0.0f, 0.0f, 2.0f, 0.0f, 0, 1},      // slack, along the bottom row
+               {0.0f, 1.0f, 2.0f, 1.0f, 255, 1},    // at its maximum force, along the top row
+               {0.0f, 0.0f, 0.0f, 1.0f, 255, 0},    // broken: not drawn
+               {0.0f, 0.0f, 1e9f, 0.0f, 255, 1}};   // an end far off the canvas: not drawn
+  Canvas c(30, 20);
+  render(f, c);
+  EXPECT_EQ(c.at(15, 15), palette::kSlackSpring);
+  EXPECT_EQ(c.at(15, 5), palette::kTautSpring);
+  EXPECT_EQ(c.at(5, 10), palette::kSpace);
+  EXPECT_EQ(c.at(5, 15), palette::kAnchor);
+  EXPECT_EQ(c.at(25, 5), palette::kPullNode);
+  EXPECT_EQ(c.at(28, 15), palette::kSpace);  // right of the slack spring's end: the far one is not drawn
+  EXPECT_EQ(population(f), "AnchorNode 1, AnchorPullNode 1, Node 1, Spring 3");
+}
+
 TEST(Render, GridsScaledDownSampleThePixelCentres) {
   // 4x4 cells onto 2x2 pixels: pixel (i, j) shows cell (2i + 1, 2j + 1).
   wator::Frame f{0, 4, 4, std::vector<std::uint8_t>(16, 0)};
@@ -148,6 +193,38 @@ TEST(Render, GolCandidatesOnlyWhenAsked) {
   EXPECT_EQ(c.at(1, 0), palette::kCandidate);
   EXPECT_EQ(c.at(2, 0), palette::kDead);
   EXPECT_EQ(population(f), "Alive 1, Candidate 1");
+}
+
+TEST(Render, GenerationDyingCellsFadeAndCandidatesOnlyWhenAsked) {
+  // 5x1 cells: dead, candidate, alive, just started dying, last dying step.
+  const generation::Frame f{0, 5, 1, {generation::kFrameDead, generation::kFrameCandidate, generation::kFrameAlive,
+                                      generation::kFrameDying, 254}};
+  Canvas c(5, 1);
+  render(f, c);
+  EXPECT_EQ(c.at(0, 0), palette::kDead);
+  EXPECT_EQ(c.at(1, 0), palette::kDead);
+  EXPECT_EQ(c.at(2, 0), palette::kAlive);
+  EXPECT_EQ(c.at(3, 0), palette::kDying);
+  EXPECT_EQ(c.at(4, 0), palette::kDyingLast);
+  render(f, c, GolStyle{true});
+  EXPECT_EQ(c.at(1, 0), palette::kCandidate);
+  EXPECT_EQ(population(f), "Alive 1 (and 2 dying), Candidate 1");
+  // The frame bytes of rules.h: alive, the first and the last of 10 dying steps.
+  EXPECT_EQ(generation::frame_byte(0, 10), generation::kFrameAlive);
+  EXPECT_EQ(generation::frame_byte(1, 10), generation::kFrameDying);
+  EXPECT_EQ(generation::frame_byte(10, 10), 254);
+  EXPECT_EQ(generation::frame_byte(1, 1), generation::kFrameDying);
+}
+
+TEST(Render, GenerationBaselineCandidatesAreTheDeadNeighboursOfAliveCells) {
+  // An alive cell and a dying one in a 4x4 torus: the alive cell's 8
+  // neighbours but the dying one become candidates.
+  generation::Frame f{0, 4, 4, std::vector<std::uint8_t>(16, generation::kFrameDead)};
+  f.cells[1 * 4 + 1] = generation::kFrameAlive;
+  f.cells[2 * 4 + 2] = generation::kFrameDying;
+  generation::mark_candidates(f);
+  EXPECT_EQ(population(f), "Alive 1 (and 1 dying), Candidate 7");
+  EXPECT_EQ(f.cells[3 * 4 + 3], generation::kFrameDead);
 }
 
 TEST(Render, GolBaselineCandidatesAreTheDeadNeighboursOfAliveCells) {
