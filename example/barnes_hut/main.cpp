@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
     add_common_options(app, o);
+    add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
     c.steps = o.steps;
     c.seed = o.seed;

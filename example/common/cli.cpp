@@ -71,27 +71,29 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
                    "BitmapAlloc: other back ends and the baseline ignore it)")
         ->capture_default_str()
         ->check(CLI::Range(0u, 1u << 29));
-  // Two values of two types: held here until the command line is parsed.
-  auto every = std::make_shared<std::pair<int, std::string>>(0, "");
-  if (stepped) {
-    app.add_option("--checkpoint-every", *every,
-                   "after every N-th step, save the heap and the step to the file PATH (replaced each time; "
-                   "the DynaSOAr heap and BitmapAlloc)")
-        ->type_name("N PATH")
-        ->check(CLI::Range(1, 1 << 30).description("").application_index(0));
-    app.add_option("--resume", o.checkpoint.resume,
-                   "start from the checkpoint in PATH (written by --checkpoint-every with the same options) and "
-                   "run on to --steps")
-        ->type_name("PATH");
-  }
   // Every heap made after parsing reads them (HandleOptions::watchdog_seconds, HandleOptions::defrag).
-  app.parse_complete_callback([&o, every] {
+  app.parse_complete_callback([&o] {
     setenv("DYNASOAR_WATCHDOG", std::to_string(o.watchdog).c_str(), 1);
     if (o.defrag > 0) setenv("DYNASOAR_DEFRAG", std::to_string(o.defrag).c_str(), 1);
-    o.checkpoint.every = every->first;
-    o.checkpoint.path = every->second;
   });
   add_viewer_options(app, o.view, stepped);
+}
+
+void add_checkpoint_options(CLI::App& app, CommonOptions& o) {
+  app.add_option_function<std::pair<int, std::string>>(
+         "--checkpoint-every",
+         [&o](const std::pair<int, std::string>& every) {
+           o.checkpoint.every = every.first;
+           o.checkpoint.path = every.second;
+         },
+         "after every N-th step, save the heap and the step to the file PATH (replaced each time; the "
+         "DynaSOAr heap and BitmapAlloc)")
+      ->type_name("N PATH")
+      ->check(CLI::Range(1, 1 << 30).description("").application_index(0));
+  app.add_option("--resume", o.checkpoint.resume,
+                 "start from the checkpoint in PATH (written by --checkpoint-every with the same options) "
+                 "and run on to --steps")
+      ->type_name("PATH");
 }
 
 void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step) {

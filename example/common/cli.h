@@ -33,13 +33,17 @@ struct CommonOptions {
 };
 
 /// Adds --seed, --steps, --heap-mib, --json, --quiet, --expect, --rtol,
-/// --watchdog, --defrag, --checkpoint-every, --resume and the viewer's --render, --snapshot,
-/// --every and --hold.
+/// --watchdog, --defrag and the viewer's --render, --snapshot, --every and --hold.
 /// --watchdog sets DYNASOAR_WATCHDOG once the command line is parsed, so
 /// that every heap the example makes stops a parallel_do that does not end. Without `stepped`
 /// (a program that makes one result, not a run of steps: the k-d tree) no
 /// --steps, --rtol, --every or --hold, and --expect takes integers only.
 void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);
+
+/// Adds --checkpoint-every N PATH and --resume PATH (into o.checkpoint),
+/// for a simulation that saves its heap and resumes (example/common/checkpoint.h).
+/// A program without them refuses both as unexpected arguments.
+void add_checkpoint_options(CLI::App& app, CommonOptions& o);
 
 /// Validators for options whose bounds CLI11 (2.1) does not check itself:
 /// finite_number() for floating-point options (CLI::Range lets NaN through,

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     app.add_option("--width", c.width, "grid width")->capture_default_str()->check(CLI::Range(2, 1 << 16));
     app.add_option("--height", c.height, "grid height")->capture_default_str()->check(CLI::Range(2, 1 << 16));
     add_common_options(app, o);
+    add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
     if (static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height) >= (1u << 31))
       throw std::invalid_argument("--width * --height: at most 2^31 - 1 cells");
