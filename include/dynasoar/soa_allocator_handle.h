@@ -175,7 +175,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     check_errors();
     model::for_each_concrete<Registry, T>([&](unsigned type) {
       if ((indexed_types_ >> type) & 1u)
-        throw std::logic_error("parallel_defrag: the objects of " + std::string(model::class_name<Registry>(type)) +
+        throw std::logic_error("parallel_defrag: the objects of " + platform::type_name(model::class_name<Registry>(type)) +
                                " were made by parallel_new_indexed, and its table holds their pointers; "
                                "they cannot move. Compact the classes whose objects come and go.");
     });

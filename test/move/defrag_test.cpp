@@ -130,7 +130,9 @@ TYPED_TEST(DefragTest, RefusesIndexedClassesAndBadOptions) {
     heap.template parallel_defrag<typename Mo::Tag>();
     ADD_FAILURE() << "no exception";
   } catch (const std::logic_error& e) {
-    EXPECT_NE(std::string(e.what()).find("parallel_new_indexed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the objects of Tag were made by parallel_new_indexed"),
+              std::string::npos)
+        << e.what();
   }
   dynasoar::DefragOptions bad;
   bad.factor = 0;
