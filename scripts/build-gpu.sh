@@ -41,7 +41,7 @@ if [[ $# -gt 0 ]]; then  # the named targets only: no older binaries beside them
     [[ -n $f ]] && cp "$f" build-gpu/bin/ || echo "build-gpu.sh: no program $t (not copied)" >&2
   done
 else
-  cp build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend}_bench build-gpu/bench/cmalloc_probe \
+  cp build-gpu/test/*_test build-gpu/bench/{bitmap,soa,cmalloc,backend,checkpoint}_bench build-gpu/bench/cmalloc_probe \
      build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,sugarscape_*,traffic_*,generation_*,structure_*} \
      build-gpu/bin/
 fi
