@@ -72,14 +72,19 @@ TYPED_TEST(DefragTest, KeepsEveryObjectAndPointer) {
 
 TYPED_TEST(DefragTest, LeavesFullBlocksAndRetainedCandidatesAlone) {
   using Mo = typename TestFixture::M;
+  {
+    // parallel_new fills whole blocks (a kernel of `new`s need not, on the
+    // GPU): nothing is a candidate but the last, partly full block.
+    typename TestFixture::Handle full(std::uint64_t{64} << 20);
+    full.template parallel_new<typename Mo::Spring>(6400);
+    const dynasoar::DefragResult r = full.template parallel_defrag<typename Mo::Spring>();
+    EXPECT_LE(r.candidates, 1u);
+    EXPECT_EQ(r.blocks_freed, 0u);
+    EXPECT_EQ(r.objects_moved, 0u);
+    EXPECT_EQ(full.template count<typename Mo::Spring>(), 6400u);
+  }
   typename TestFixture::Handle heap(std::uint64_t{64} << 20);
-  this->build(heap);  // every block full or nearly
-  const Summary before = this->census(heap);
-  const dynasoar::DefragResult r = heap.template parallel_defrag<typename Mo::Spring>();
-  EXPECT_EQ(r.blocks_freed, 0u);
-  EXPECT_EQ(r.objects_moved, 0u);
-  EXPECT_EQ(this->census(heap).signature, before.signature);
-
+  this->build(heap);
   this->fragment(heap);
   dynasoar::DefragOptions all_retained;
   all_retained.retained = 1u << 30;
@@ -102,12 +107,14 @@ TYPED_TEST(DefragTest, PolicyCompactsAtStepBoundaries) {
   typename TestFixture::Handle heap(std::uint64_t{64} << 20, o);
   this->build(heap);
   EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // the first call of two does not look
-  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // nothing fragmented
+  // The second looks: on the GPU the build's `new`s may leave partly full blocks to compact.
+  const dynasoar::DefragResult built = heap.compact_if_fragmented();
   this->fragment(heap);
-  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);
+  EXPECT_EQ(heap.compact_if_fragmented().blocks_freed, 0u);  // no look
   const dynasoar::DefragResult r = heap.compact_if_fragmented();
   EXPECT_GT(r.blocks_freed, 0u);
-  EXPECT_EQ(heap.defrag_policy_result().blocks_freed, r.blocks_freed);
+  EXPECT_EQ(heap.defrag_policy_result().blocks_freed, built.blocks_freed + r.blocks_freed);
+  EXPECT_EQ(heap.defrag_policy_result().objects_moved, built.objects_moved + r.objects_moved);
   EXPECT_EQ(dynasoar::debug::check_consistency(heap), "");
   const Summary s = this->census(heap);
   EXPECT_EQ(s.bad_pointers, 0u);
