@@ -41,7 +41,10 @@ struct DefragOptions {
 /// (the examples' --defrag sets it).
 struct DefragPolicy {
   bool enabled = environment_every() > 0;  ///< off by default: objects move only when asked to
-  unsigned every = enabled ? environment_every() : 10;  ///< calls between looks
+  /// Calls between looks. Each look costs a few small kernels and a wait per
+  /// class, which a program whose classes do not fragment pays for nothing
+  /// (docs/results.md, "Compaction", measures both sides).
+  unsigned every = enabled ? environment_every() : 100;
   double min_share = 0.25;  ///< share of a class's blocks that are candidates
   DefragOptions options{};  ///< the compactions' settings
 
