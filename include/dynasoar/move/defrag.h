@@ -48,6 +48,7 @@ namespace dynasoar::move {
 /// and the forwarding table.
 class DefragScratch {
  public:
+  /// Scratch for a heap of `num_blocks` blocks, set up on s.
   explicit DefragScratch(bit_index num_blocks, platform::Stream s)
       : candidates_(num_blocks, BitmapHandle::Init::kAllClear, s),
         list_(num_blocks),

@@ -35,19 +35,23 @@ namespace dynasoar::move {
 /// `Pointee*` (kCount 0: none). Pointers, C arrays and std::arrays of them.
 template <class F>
 struct PointerSlots {
-  using Pointee = void;
-  static constexpr std::size_t kCount = 0;
+  using Pointee = void;                     ///< none: not a pointer
+  static constexpr std::size_t kCount = 0;  ///< no object pointers
 };
+/// A pointer: one object pointer if it points to a class.
 template <class U>
 struct PointerSlots<U*> {
-  using Pointee = std::remove_cv_t<U>;
+  using Pointee = std::remove_cv_t<U>;  ///< the class it points to
+  /// 1 for a pointer to a class, 0 for one to anything else (`int*`, `void*`).
   static constexpr std::size_t kCount = std::is_class_v<Pointee> ? 1 : 0;
 };
+/// A C array: N times what one element holds.
 template <class E, std::size_t N>
 struct PointerSlots<E[N]> {
-  using Pointee = typename PointerSlots<E>::Pointee;
-  static constexpr std::size_t kCount = PointerSlots<E>::kCount * N;
+  using Pointee = typename PointerSlots<E>::Pointee;                    ///< the elements' pointee
+  static constexpr std::size_t kCount = PointerSlots<E>::kCount * N;  ///< pointers of all elements
 };
+/// A std::array: as the C array.
 template <class E, std::size_t N>
 struct PointerSlots<std::array<E, N>> : PointerSlots<E[N]> {};
 
