@@ -21,8 +21,33 @@ std::string run_identity(const RunReport& r) {
   return s;
 }
 
-std::string run_state(const std::string& identity, int step) {
-  return std::string(kStateHeader) + "\n" + identity + "\nstep " + std::to_string(step) + "\n";
+std::string run_state(const std::string& identity, int step, const std::vector<std::uint64_t>& counts) {
+  std::string s = std::string(kStateHeader) + "\n" + identity + "\nstep " + std::to_string(step) + "\n";
+  // A fourth line only where the run has counts, so that the other runs'
+  // states stay as they were.
+  if (!counts.empty()) {
+    s += "counts";
+    for (const std::uint64_t k : counts) s += " " + std::to_string(k);
+    s += "\n";
+  }
+  return s;
+}
+
+std::vector<std::uint64_t> saved_counts(const std::string& state, std::size_t n, const std::string& path) {
+  std::istringstream in(state);
+  std::string line;
+  for (int i = 0; i < 4; ++i) std::getline(in, line);  // header, identity, step, counts
+  std::vector<std::uint64_t> counts;
+  if (line.rfind("counts", 0) == 0) {
+    std::istringstream numbers(line.substr(6));
+    std::uint64_t k = 0;
+    while (numbers >> k) counts.push_back(k);
+    if (!numbers.eof()) counts.clear();
+  }
+  if (counts.size() != n)
+    throw std::invalid_argument("--resume: " + path + " holds " + std::to_string(counts.size()) +
+                                " of the run's " + std::to_string(n) + " counts");
+  return counts;
 }
 
 int resumed_step(const std::string& state, const std::string& identity, int steps,

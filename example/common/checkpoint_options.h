@@ -5,7 +5,9 @@
 // checkpoint.h.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "example/common/run_report.h"
 
@@ -25,8 +27,15 @@ struct CheckpointOptions {
 std::string run_identity(const RunReport& r);
 
 /// The run's own state in a checkpoint: run_identity and the step after
-/// which it was saved.
-std::string run_state(const std::string& identity, int step);
+/// which it was saved, then `counts`, the run's numbers kept outside the
+/// heap (counters its report or checksum goes on adding to), if any.
+std::string run_state(const std::string& identity, int step,
+                      const std::vector<std::uint64_t>& counts = {});
+
+/// The counts that run_state wrote into `state` (read from the checkpoint
+/// `path`). Throws std::invalid_argument unless there are `n` of them.
+std::vector<std::uint64_t> saved_counts(const std::string& state, std::size_t n,
+                                        const std::string& path);
 
 /// The step of the run state `state` read from the checkpoint `path`.
 /// Throws std::invalid_argument if it is no example's state, another

@@ -82,6 +82,7 @@ RunReport run(const Config& c) {
   if (c.width < 3 || c.height < 3) throw std::invalid_argument("generation: the grid needs at least 3x3 cells");
   if (c.states < 1 || c.states > 65534)
     throw std::invalid_argument("generation: the baseline holds 1 to 65534 dying steps");
+  refuse_checkpoints(c.checkpoint, "generation", "is the hand-written baseline");
   const Grid grid{c.width, c.height};
   const auto n = static_cast<std::size_t>(grid.cells());
   platform::Stream stream;

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/heap_estimate.h"
 #include "example/common/run_report.h"
 
@@ -42,6 +43,7 @@ struct Config {
   // reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// The baseline has no candidates: marks as candidates the dead cells next

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
         ->check(finite_number())
         ->check(CLI::Range(0.0, 1.0));
     add_common_options(app, o);
+    add_checkpoint_options(app, o);
     app.add_flag("--show-candidates", o.view.show_candidates,
                  "with --render or --snapshot: draw candidates (dead cells next to alive ones) faintly");
     CLI11_PARSE(app, argc, argv);
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("generation", c.steps, o);
+    c.checkpoint = o.checkpoint;
     viewer::Session view(o.view, "generation", "generation", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -207,11 +208,22 @@ RunReport run(const Config& c) {
   const auto n = static_cast<std::size_t>(grid.cells());
   // A class never has more objects than cells, nor more new ones in a step.
   const std::uint64_t default_bytes = default_pool_bytes<AllocatorT>(default_heap_bytes(c.width, c.height));
+  check_checkpoints<AllocatorT>(c.checkpoint, "generation");
   Handle heap = make_heap<Handle>(c.heap_bytes != 0 ? c.heap_bytes : default_bytes, 2 * n);
   platform::Buffer<unsigned long long> counters(4);
   counters.zero(heap.stream());
+  // --resume: the heap as it was after step `resumed`, the cells' table
+  // from it, and the counters of the steps before (the report's lines).
+  const std::string identity = run_identity(make_report(c, "", "", 0, {}));
+  std::string state;
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps, &state);
   dynasoar::ObjectTable<AllocatorT, Cell> cells;
-  {
+  if (resumed != 0) {
+    cells = table_from_checkpoint<Cell>(heap);
+    const std::vector<std::uint64_t> saved = saved_counts(state, 4, c.checkpoint.resume);
+    const std::vector<unsigned long long> k(saved.begin(), saved.end());
+    counters.copy_from_host(k.data(), k.size(), 0, heap.stream());
+  } else {
     // The game of life's random soup; the cells alive in it are new, so
     // the first update gives their neighbours candidates.
     platform::Buffer<unsigned char> initial(n);
@@ -222,8 +234,8 @@ RunReport run(const Config& c) {
     heap.parallel_do<Cell, &Cell::populate>(w, static_cast<const unsigned char*>(initial.data()));
     heap.parallel_do<Alive, &Alive::update>(w);
     heap.check_errors();
+    counters.zero(heap.stream());  // the run's births and deaths, not the start's
   }
-  counters.zero(heap.stream());  // the run's births and deaths, not the start's
   const World w{grid, c.states, cells.index(), heap.device(), counters.data()};
 
   // The viewer's copy of the grid, only where a frame is due.
@@ -243,7 +255,11 @@ RunReport run(const Config& c) {
     timer.mark("update");
     check_heap_now_and_then(heap, step, c.steps);
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer, [&] {
+      const std::vector<unsigned long long> k = counters.to_vector(heap.stream());
+      return std::vector<std::uint64_t>(k.begin(), k.end());
+    });
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, backend::Selected::kName, device_description(), timer.total_ms(), timer.phases_ms());
   if constexpr (HasRegistry<Handle>)

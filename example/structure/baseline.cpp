@@ -245,6 +245,7 @@ struct WriteSprings {
 RunReport run(const Config& c) {
   if (c.nodes < 2) throw std::invalid_argument("structure: needs at least 2 nodes");
   if (c.iterations < 1) throw std::invalid_argument("structure: needs at least 1 iteration per step");
+  refuse_checkpoints(c.checkpoint, "structure", "is the hand-written baseline");
   const Lattice lattice = make_lattice(c.nodes, c.seed);
   const std::vector<int> codes = spring_codes(lattice);
   const auto n = static_cast<std::size_t>(c.nodes);

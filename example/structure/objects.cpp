@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -272,10 +273,15 @@ RunReport run(const Config& c) {
   const int springs = static_cast<int>(codes.size());
 
   const std::uint64_t heap_bytes = c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.nodes);
+  check_checkpoints<AllocatorT>(c.checkpoint, "structure");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   Handle heap = make_heap<Handle>(heap_bytes, static_cast<std::uint64_t>(std::max(c.nodes, springs)));
   const platform::Stream stream = heap.stream();
-  {
+  // --resume: the nodes and springs as they were after step `resumed`. The
+  // lattice is made again from the seed; the identity holds its spring count.
+  const std::string identity = run_identity(make_report(c, springs, "", "", 0, {}));
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps);
+  if (resumed == 0) {
     // Nodes class by class, each entered in `table` by index, then the
     // springs, which find their ends there and enter themselves in them.
     platform::Buffer<NodeBase*> table(static_cast<std::size_t>(c.nodes));
@@ -331,7 +337,8 @@ RunReport run(const Config& c) {
     timer.mark("remove");
     check_heap_now_and_then(heap, step, c.steps);
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer);
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, springs, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

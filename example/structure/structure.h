@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::structure {
@@ -53,6 +54,7 @@ struct Config {
   // the reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// Room for every node and its springs on every back end (the byte

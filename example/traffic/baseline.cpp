@@ -169,6 +169,7 @@ struct WriteFrame {
 }  // namespace
 
 RunReport run(const Config& c) {
+  refuse_checkpoints(c.checkpoint, "traffic", "is the hand-written baseline");
   const Network net = build_network(c.intersections, c.seed);
   const auto n = static_cast<std::size_t>(net.cells());
   const auto lights = static_cast<std::size_t>(net.intersections);

@@ -17,11 +17,13 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(2, 1 << 22));
     add_common_options(app, o);
+    add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
     c.steps = o.steps;
     c.seed = o.seed;
     c.heap_bytes = o.heap_mib << 20;
     c.on_step = progress_printer("traffic", c.steps, o);
+    c.checkpoint = o.checkpoint;
     viewer::Session view(o.view, "traffic", "traffic", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

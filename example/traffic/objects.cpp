@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dynasoar/support/phase_timer.h"
+#include "example/common/checkpoint.h"
 #include "example/common/device_info.h"
 #include "example/common/make_heap.h"
 #include "example/common/run_loop.h"
@@ -207,29 +208,41 @@ RunReport run(const Config& c) {
   const auto cells = static_cast<std::size_t>(net.cells());
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   const std::uint64_t heap_bytes = c.heap_bytes != 0 ? c.heap_bytes : default_pool_bytes<AllocatorT>(default_heap_bytes(net));
+  check_checkpoints<AllocatorT>(c.checkpoint, "traffic");
   Handle heap = make_heap<Handle>(heap_bytes, cells);
-
-  // The network's cells: plain ones and producers, each numbered within
-  // its class; then the links between them and the lights.
-  const DeviceNetwork device_net(net, heap.stream());
-  std::vector<std::int32_t> local(cells), plain_ids, producer_ids;
-  for (std::size_t i = 0; i < cells; ++i) {
-    std::vector<std::int32_t>& ids = (net.flags[i] & kProducer) != 0 ? producer_ids : plain_ids;
-    local[i] = static_cast<std::int32_t>(ids.size());
-    ids.push_back(static_cast<std::int32_t>(i));
-  }
-  const platform::Buffer<std::int32_t> local_buffer = upload(local), plain_buffer = upload(plain_ids),
-                                       producer_buffer = upload(producer_ids);
-  const auto plain = heap.parallel_new_indexed<Cell>(plain_ids.size(), device_net.view(),
-                                                     static_cast<const std::int32_t*>(plain_buffer.data()));
-  const auto producers = heap.parallel_new_indexed<ProducerCell>(
-      producer_ids.size(), device_net.view(), static_cast<const std::int32_t*>(producer_buffer.data()), c.seed);
-  const Setup setup{device_net.view(), plain.index(), producers.index(), local_buffer.data()};
-  heap.parallel_do<Cell, &Cell::link>(setup);
-  heap.parallel_new<TrafficLight>(static_cast<std::size_t>(net.intersections), setup);
-
   platform::Buffer<unsigned long long> counters(2);
   counters.zero(heap.stream());
+
+  // --resume: the cells, lights and cars as they were after step `resumed`,
+  // and the counts of cars made and removed before. The network on the host
+  // is built again from the seed (the identity holds its cell count).
+  const std::string identity = run_identity(make_report(c, net, "", "", 0, {}));
+  std::string state;
+  const int resumed = resume(heap, c.checkpoint, identity, c.steps, &state);
+  if (resumed != 0) {
+    const std::vector<std::uint64_t> saved = saved_counts(state, 2, c.checkpoint.resume);
+    const std::vector<unsigned long long> k(saved.begin(), saved.end());
+    counters.copy_from_host(k.data(), k.size(), 0, heap.stream());
+  } else {
+    // The network's cells: plain ones and producers, each numbered within
+    // its class; then the links between them and the lights.
+    const DeviceNetwork device_net(net, heap.stream());
+    std::vector<std::int32_t> local(cells), plain_ids, producer_ids;
+    for (std::size_t i = 0; i < cells; ++i) {
+      std::vector<std::int32_t>& ids = (net.flags[i] & kProducer) != 0 ? producer_ids : plain_ids;
+      local[i] = static_cast<std::int32_t>(ids.size());
+      ids.push_back(static_cast<std::int32_t>(i));
+    }
+    const platform::Buffer<std::int32_t> local_buffer = upload(local), plain_buffer = upload(plain_ids),
+                                         producer_buffer = upload(producer_ids);
+    const auto plain = heap.parallel_new_indexed<Cell>(plain_ids.size(), device_net.view(),
+                                                       static_cast<const std::int32_t*>(plain_buffer.data()));
+    const auto producers = heap.parallel_new_indexed<ProducerCell>(
+        producer_ids.size(), device_net.view(), static_cast<const std::int32_t*>(producer_buffer.data()), c.seed);
+    const Setup setup{device_net.view(), plain.index(), producers.index(), local_buffer.data()};
+    heap.parallel_do<Cell, &Cell::link>(setup);
+    heap.parallel_new<TrafficLight>(static_cast<std::size_t>(net.intersections), setup);
+  }
   const World w{c.seed, heap.device(), counters.data()};
 
   // The viewer's copy of the cells, only where a frame is due.
@@ -251,7 +264,11 @@ RunReport run(const Config& c) {
     timer.mark("move");
     check_heap_now_and_then(heap, step, c.steps);
     end_of_step(heap, timer);  // --defrag
-  }, send_frame);
+    checkpoint_if_due(heap, c.checkpoint, identity, step, timer, [&] {
+      const std::vector<unsigned long long> k = counters.to_vector(heap.stream());
+      return std::vector<std::uint64_t>(k.begin(), k.end());
+    });
+  }, send_frame, resumed + 1);
 
   RunReport r = make_report(c, net, backend::Selected::kName, device_description(), timer.total_ms(),
                             timer.phases_ms());

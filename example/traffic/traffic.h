@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "example/common/checkpoint_options.h"
 #include "example/common/run_report.h"
 
 namespace dynasoar::example::traffic {
@@ -63,6 +64,7 @@ struct Config {
   // reported times; without on_frame the loop is unchanged.
   int frame_every = 0;
   std::function<void(const Frame&)> on_frame;
+  CheckpointOptions checkpoint;  // --checkpoint-every, --resume (the DynaSOAr heap and BitmapAlloc)
 };
 
 /// Room for every cell and a car on each, on every back end (the byte
