@@ -50,6 +50,27 @@ std::uint64_t blocks(dynasoar::AllocatorHandle<AllocatorT>& heap) {
   return b;
 }
 
+// snippet-begin: defrag
+// A template, so that on a back end whose objects do not move the first
+// branch is not compiled at all.
+template <class Heap>
+void compact(Heap& heap) {
+  if constexpr (dynasoar::kCanMoveObjects<typename Heap::Allocator>) {
+    // One pass empties a quarter of the blocks at most 75 % full into the
+    // others (CompactGpu's F = 3); passes until one frees nothing pack tighter.
+    for (int pass = 1;; ++pass) {
+      const dynasoar::DefragResult r = heap.template parallel_defrag<Person>();
+      if (r.blocks_freed == 0) break;
+      std::printf("pass %d: %llu objects moved, %llu blocks freed; now %llu blocks\n", pass,
+                  static_cast<unsigned long long>(r.objects_moved),
+                  static_cast<unsigned long long>(r.blocks_freed), static_cast<unsigned long long>(blocks(heap)));
+    }
+  } else {
+    std::printf("%s does not move objects: no compaction\n", dynasoar::backend::Selected::kName);
+  }
+}
+// snippet-end: defrag
+
 int main() {
   auto heap = dynasoar::AllocatorHandle<AllocatorT>::for_objects<Person>(kPeople);
   {
@@ -63,19 +84,7 @@ int main() {
   std::printf("%llu people left in %llu blocks\n", static_cast<unsigned long long>(heap.count<Person>()),
               static_cast<unsigned long long>(blocks(heap)));
 
-  // snippet-begin: defrag
-  if constexpr (dynasoar::kCanMoveObjects<AllocatorT>) {
-    // One pass empties a quarter of the blocks at most 75 % full into the
-    // others (CompactGpu's F = 3); passes until one frees nothing pack tighter.
-    for (int pass = 1;; ++pass) {
-      const dynasoar::DefragResult r = heap.parallel_defrag<Person>();
-      if (r.blocks_freed == 0) break;
-      std::printf("pass %d: %llu objects moved, %llu blocks freed; now %llu blocks\n", pass,
-                  static_cast<unsigned long long>(r.objects_moved),
-                  static_cast<unsigned long long>(r.blocks_freed), static_cast<unsigned long long>(blocks(heap)));
-    }
-  }
-  // snippet-end: defrag
+  compact(heap);
 
   dynasoar::platform::Buffer<unsigned long long> wrong(1);
   wrong.zero();
