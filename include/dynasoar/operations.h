@@ -202,10 +202,11 @@ class HandleOps {
   /// not move, so a program that compacts is refused at compile time.
   template <class T, class... Options>
   void parallel_defrag(const Options&...) {
-    static_assert(sizeof(T) == 0,
+    static_assert(detail::kNever<T>,
                   "parallel_defrag: this back end cannot move objects; only the DynaSOAr heap (dynasoar) and "
                   "BitmapAlloc (bitmap_alloc) compact. Build the program for one of them, or leave the call out "
-                  "for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+                  "for this back end: in a template, under if constexpr (dynasoar::kCanMoveObjects<Allocator>), "
+                  "as example/learn/compaction.cpp does");
   }
 
   /// Checkpoints (the DynaSOAr heap and BitmapAlloc have them,
@@ -217,7 +218,8 @@ class HandleOps {
     static_assert(detail::kNever<Args...>,
                   "save_checkpoint: this back end cannot save its objects; only the DynaSOAr heap (dynasoar) and "
                   "BitmapAlloc (bitmap_alloc) have checkpoints. Build the program for one of them, or leave the call "
-                  "out for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+                  "out for this back end: in a template, under if constexpr (dynasoar::kCanMoveObjects<Allocator>), "
+                  "as example/learn/checkpoint.cpp does");
   }
   /// See save_checkpoint: refused at compile time on a byte allocator.
   template <class... Args>
@@ -225,7 +227,8 @@ class HandleOps {
     static_assert(detail::kNever<Args...>,
                   "load_checkpoint: this back end cannot load objects; only the DynaSOAr heap (dynasoar) and "
                   "BitmapAlloc (bitmap_alloc) have checkpoints. Build the program for one of them, or leave the call "
-                  "out for this back end (if constexpr (dynasoar::kCanMoveObjects<AllocatorT>))");
+                  "out for this back end: in a template, under if constexpr (dynasoar::kCanMoveObjects<Allocator>), "
+                  "as example/learn/checkpoint.cpp does");
   }
 
   /// The step boundary of HandleOptions::defrag: a byte allocator's
