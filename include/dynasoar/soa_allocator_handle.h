@@ -174,7 +174,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     check_defrag_options(o);
     check_errors();
     model::for_each_concrete<Registry, T>([&](unsigned type) {
-      if ((indexed_types_ >> type) & 1u)
+      if (made_indexed(type))
         throw std::logic_error("parallel_defrag: the objects of " + platform::type_name(model::class_name<Registry>(type)) +
                                " were made by parallel_new_indexed, and its table holds their pointers; "
                                "they cannot move. Compact the classes whose objects come and go.");
@@ -199,7 +199,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     check_errors();
     for_each_class_constant([&](auto type_constant) {
       constexpr unsigned kType = decltype(type_constant)::value;
-      if ((indexed_types_ >> kType) & 1u) return;
+      if (made_indexed(kType)) return;
       const DefragOptions& o = defrag_policy_.options;
       const std::uint64_t candidates = move::defrag_candidates(heap_, defrag_scratch(), kType, o, stream_);
       const bit_index blocks = heap_.block_count(kType).read(stream_);
@@ -256,9 +256,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     check_errors();
     move::Restored<kNumTypes> restored = move::load_heap(heap_, in, stream_);
     tables_ = std::move(restored.tables);
-    indexed_types_ = 0;
-    for (std::size_t t = 0; t < kNumTypes; ++t)
-      if (!tables_[t].empty()) indexed_types_ |= std::uint64_t{1} << t;
     return std::move(restored.user);
   }
 
@@ -374,7 +371,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     constexpr unsigned type = Alloc::template type_id<T>();
     constexpr unsigned cap = Registry::kCapacityById[type];
     const std::size_t groups = (n + cap - 1) / cap;
-    indexed_types_ |= std::uint64_t{1} << type;  // its table holds pointers: parallel_defrag leaves it
     // The free blocks, counted and searched for a run in one copy of the
     // free-block bitmap's lowest level (one wait for the stream).
     const std::vector<BitmapHandle::word> free_level0 =
@@ -440,6 +436,10 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
     }(std::make_index_sequence<kNumTypes>{});
   }
 
+  // Whether class `type` has a table of parallel_new_indexed (made here or
+  // given back by a load): its blocks may not move.
+  bool made_indexed(unsigned type) const { return !tables_[type].empty(); }
+
   static void check_defrag_options(const DefragOptions& o) {
     if (o.factor < 1 || o.factor > 63)
       throw std::invalid_argument("parallel_defrag: DefragOptions::factor is " + std::to_string(o.factor) +
@@ -489,7 +489,6 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
   DefragPolicy defrag_policy_;
   unsigned calls_since_look_ = 0;
   DefragResult policy_result_;
-  std::uint64_t indexed_types_ = 0;  // classes made by parallel_new_indexed
   move::TableRecords<kNumTypes> tables_;  // their tables' blocks (checkpoints save in table order)
   std::unique_ptr<move::DefragScratch> defrag_scratch_;
   platform::Watchdog watchdog_;  // last: its monitor stops before the rest goes
