@@ -63,6 +63,18 @@ void add_viewer_options(CLI::App& app, viewer::Options& v, bool per_step = true)
 std::function<void(int)> progress_printer(const std::string& name, int steps,
                                           const CommonOptions& o);
 
+/// Copies what every stepped simulation takes from the common options into
+/// its Config: steps, seed, heap size, progress lines under `name`, and
+/// checkpoints.
+template <class Config>
+void take_common_options(Config& c, const CommonOptions& o, const std::string& name) {
+  c.steps = o.steps;
+  c.seed = o.seed;
+  c.heap_bytes = o.heap_mib << 20;
+  c.on_step = progress_printer(name, c.steps, o);
+  c.checkpoint = o.checkpoint;
+}
+
 /// Prints the report (human or JSON) to stdout. Returns the exit code: 0,
 /// or 3 (with a message on stderr) if --expect was given and differs (for
 /// a floating-point checksum: by more than --rtol relative to the expected).

@@ -46,11 +46,7 @@ int main(int argc, char** argv) {
       c.pattern_cells.reserve(p.alive.size());
       for (const auto& [x, y] : p.alive) c.pattern_cells.push_back((y0 + y) * c.width + x0 + x);
     }
-    c.steps = o.steps;
-    c.seed = o.seed;
-    c.heap_bytes = o.heap_mib << 20;
-    c.on_step = progress_printer("game of life", c.steps, o);
-    c.checkpoint = o.checkpoint;
+    take_common_options(c, o, "game of life");
     viewer::Session view(o.view, "gol", "game of life", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

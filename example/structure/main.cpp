@@ -21,11 +21,7 @@ int main(int argc, char** argv) {
     add_common_options(app, o);
     add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
-    c.steps = o.steps;
-    c.seed = o.seed;
-    c.heap_bytes = o.heap_mib << 20;
-    c.on_step = progress_printer("structure", c.steps, o);
-    c.checkpoint = o.checkpoint;
+    take_common_options(c, o, "structure");
     viewer::Session view(o.view, "structure", "structure", c.steps);
     if (view.active()) {
       c.frame_every = view.every();

@@ -24,11 +24,7 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     if (static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height) >= (1u << 31))
       throw std::invalid_argument("--width * --height: at most 2^31 - 1 cells");
-    c.steps = o.steps;
-    c.seed = o.seed;
-    c.heap_bytes = o.heap_mib << 20;
-    c.on_step = progress_printer("sugarscape", c.steps, o);
-    c.checkpoint = o.checkpoint;
+    take_common_options(c, o, "sugarscape");
     viewer::Session view(o.view, "sugarscape", "sugarscape", c.steps);
     if (view.active()) {
       c.frame_every = view.every();
