@@ -203,10 +203,11 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
       const DefragOptions& o = defrag_policy_.options;
       const std::uint64_t candidates = move::defrag_candidates(heap_, defrag_scratch(), kType, o, stream_);
       const bit_index blocks = heap_.block_count(kType).read(stream_);
-      clear_candidates(candidates);
       if (candidates > std::uint64_t{o.retained} + o.factor &&
           static_cast<double>(candidates) >= defrag_policy_.min_share * static_cast<double>(blocks))
-        done += defrag_class<kType>(o);
+        done += move::defrag_listed<Registry, kType>(heap_, defrag_scratch(), candidates, o, stream_);
+      else
+        clear_candidates(candidates);
     });
     policy_result_ += done;
     return done;

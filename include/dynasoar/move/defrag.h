@@ -248,8 +248,8 @@ struct CommitMoves {
       const auto room = static_cast<unsigned>(platform::popc(free));
       const soa::word taken =
           remaining >= room ? free
-                         : free & platform::low_bits(static_cast<unsigned>(
-                                      platform::nth_set_bit(free, static_cast<int>(remaining))));
+                            : free & platform::low_bits(static_cast<unsigned>(
+                                         platform::nth_set_bit(free, static_cast<int>(remaining))));
       remaining -= remaining >= room ? room : remaining;
       platform::atomic_fetch_and(&h->destroyed, ~taken);
       const soa::word after = platform::atomic_fetch_or(&h->allocation, taken) | taken;
@@ -354,12 +354,13 @@ std::uint64_t defrag_candidates(soa::HeapStorage<Registry>& heap, DefragScratch&
   return n;
 }
 
-/// Compacts the objects of the concrete class kType (steps 1-5). Blocking.
+/// Steps 3-5 for the concrete class kType, whose n candidates
+/// defrag_candidates has just listed and sorted (the policy's look lists
+/// them once for its decision and for the compaction). Blocking.
 template <class Registry, unsigned kType>
-DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
-                          const DefragOptions& o, platform::Stream s) {
+DefragResult defrag_listed(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                           std::uint64_t n, const DefragOptions& o, platform::Stream s) {
   DefragResult result;
-  const std::uint64_t n = defrag_candidates(heap, scratch, kType, o, s);
   result.candidates = n;
   const std::size_t records = n > o.retained ? (n - o.retained) / (o.factor + 1) : 0;
   if (records != 0) {
@@ -406,6 +407,14 @@ DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scrat
   result.objects_moved = records != 0 ? scratch.read_moved(s) : 0;
   platform::synchronize(s);
   return result;
+}
+
+/// Compacts the objects of the concrete class kType (steps 1-5). Blocking.
+template <class Registry, unsigned kType>
+DefragResult defrag_class(soa::HeapStorage<Registry>& heap, DefragScratch& scratch,
+                          const DefragOptions& o, platform::Stream s) {
+  return defrag_listed<Registry, kType>(heap, scratch,
+                                        defrag_candidates(heap, scratch, kType, o, s), o, s);
 }
 
 }  // namespace dynasoar::move
