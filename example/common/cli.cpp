@@ -79,6 +79,14 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped) {
   add_viewer_options(app, o.view, stepped);
 }
 
+void add_ranks_option(CLI::App& app, CommonOptions& o) {
+  app.add_option("--ranks", o.ranks,
+                 "ranks of a distributed run (the _distributed programs): threads of this process, one GPU "
+                 "each (one heap each on the CPU); started by dynasoar_launch, the launcher's ranks")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+}
+
 void add_checkpoint_options(CLI::App& app, CommonOptions& o) {
   app.add_option_function<std::pair<int, std::string>>(
          "--checkpoint-every",

@@ -29,6 +29,7 @@ struct CommonOptions {
   double watchdog = 60;        // seconds a parallel_do may run (0: no limit); DYNASOAR_WATCHDOG's value if set
   unsigned defrag = 0;         // compact fragmented classes every N steps (0: never); sets DYNASOAR_DEFRAG
   CheckpointOptions checkpoint;  // --checkpoint-every N PATH, --resume PATH
+  int ranks = 1;               // --ranks: ranks of a distributed run (the _distributed programs)
   viewer::Options view;        // --render, --snapshot, --every, --hold
 };
 
@@ -44,6 +45,12 @@ void add_common_options(CLI::App& app, CommonOptions& o, bool stepped = true);
 /// for a simulation that saves its heap and resumes (example/common/checkpoint.h).
 /// A program without them refuses both as unexpected arguments.
 void add_checkpoint_options(CLI::App& app, CommonOptions& o);
+
+/// Adds --ranks N (into o.ranks), for a simulation with a distributed
+/// program (<name>_distributed): its ranks run as threads of one process,
+/// one GPU each (one heap each on the CPU). The other programs of the
+/// simulation take the option and refuse any value but 1 (check_one_rank, run_report.h).
+void add_ranks_option(CLI::App& app, CommonOptions& o);
 
 /// Validators for options whose bounds CLI11 (2.1) does not check itself:
 /// finite_number() for floating-point options (CLI::Range lets NaN through,
@@ -73,6 +80,7 @@ void take_common_options(Config& c, const CommonOptions& o, const std::string& n
   c.heap_bytes = o.heap_mib << 20;
   c.on_step = progress_printer(name, c.steps, o);
   c.checkpoint = o.checkpoint;
+  if constexpr (requires { c.ranks; }) c.ranks = o.ranks;
 }
 
 /// Prints the report (human or JSON) to stdout. Returns the exit code: 0,

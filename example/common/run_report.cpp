@@ -145,4 +145,10 @@ void print_json(const RunReport& r, std::ostream& out) {
   out << "}}\n";
 }
 
+void check_one_rank(int ranks, const std::string& program) {
+  if (ranks != 1)
+    throw std::invalid_argument("--ranks " + std::to_string(ranks) + ": " + program +
+                                " runs on one rank; the distributed program of this simulation takes --ranks");
+}
+
 }  // namespace dynasoar::example

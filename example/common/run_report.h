@@ -47,4 +47,8 @@ std::optional<double> parse_float(const std::string& s);
 /// The checksum as printed: hex64(checksum), or the floating-point one with 12 digits.
 std::string checksum_text(const RunReport& r);
 
+/// Throws std::invalid_argument unless `ranks` (--ranks) is 1: the program
+/// runs on one rank; the simulation's distributed program takes more.
+void check_one_rank(int ranks, const std::string& program);
+
 }  // namespace dynasoar::example

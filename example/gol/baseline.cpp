@@ -47,6 +47,7 @@ struct Checksum {
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.width < 3 || c.height < 3) throw std::invalid_argument("game of life: the grid needs at least 3x3 cells");
   refuse_checkpoints(c.checkpoint, "gol", "is the hand-written baseline");
   const Grid grid{c.width, c.height};

@@ -30,6 +30,7 @@ struct Config {
   int width = 2048;
   int height = 2048;
   int steps = 300;
+  int ranks = 1;  // --ranks: ranks of the distributed program (others: 1)
   std::uint64_t seed = 42;
   double density = 0.3;            // random soup: share of cells alive at the start
   std::string pattern_name;        // non-empty: start from `pattern` instead of a soup

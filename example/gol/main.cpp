@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
                    "start from a pattern file (.rle or .cells), centred in the grid, instead of a soup")
         ->check(CLI::ExistingFile);
     add_common_options(app, o);
+    add_ranks_option(app, o);
     add_checkpoint_options(app, o);
     app.add_flag("--show-candidates", o.view.show_candidates,
                  "with --render or --snapshot: draw candidates (dead cells next to alive ones) faintly");

@@ -169,6 +169,7 @@ DYNASOAR_HD void Cell::write_frame(std::uint8_t* out) {
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.width < 3 || c.height < 3) throw std::invalid_argument("game of life: the grid needs at least 3x3 cells");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   const Grid grid{c.width, c.height};

@@ -157,6 +157,7 @@ struct Checksum {
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.bodies < 1) throw std::invalid_argument("n-body: needs at least one body");
   refuse_checkpoints(c.checkpoint, "nbody", "is the hand-written baseline");
   const auto n = static_cast<std::size_t>(c.bodies);

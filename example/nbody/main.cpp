@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
         ->check(finite_number())
         ->check(CLI::Range(1e-6f, 1.0f));
     add_common_options(app, o);
+    add_ranks_option(app, o);
     add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
     take_common_options(c, o, "n-body");

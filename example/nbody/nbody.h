@@ -35,6 +35,7 @@ struct Frame {
 struct Config {
   int bodies = 20000;  // the paper's size (Sec. 6)
   int steps = 3000;
+  int ranks = 1;  // --ranks: ranks of the distributed program (others: 1)
   std::uint64_t seed = 42;
   bool collisions = false;        // the collision variant (bodies merge)
   std::uint64_t heap_bytes = 0;   // 0: default_heap_bytes

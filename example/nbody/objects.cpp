@@ -150,6 +150,7 @@ class Body : public AllocatorT::Base {
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.bodies < 1) throw std::invalid_argument("n-body: needs at least one body");
   using Handle = dynasoar::AllocatorHandle<AllocatorT>;
   check_checkpoints<AllocatorT>(c.checkpoint, "nbody");

@@ -164,6 +164,7 @@ std::vector<unsigned long long> count_agents(const Arrays& a, std::size_t n, pla
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
   refuse_checkpoints(c.checkpoint, "wator", "is the hand-written baseline");
   Grid grid{c.width, c.height, c.seed, 0};

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
                    "write a CSV line per step to FILE: time, fish, sharks, fragmentation (waits for the GPU "
                    "after every step; the waits are not timed)");
     add_common_options(app, o);
+    add_ranks_option(app, o);
     add_checkpoint_options(app, o);
     CLI11_PARSE(app, argc, argv);
     if (static_cast<std::uint64_t>(c.width) * static_cast<std::uint64_t>(c.height) >= (1u << 31))

@@ -238,6 +238,7 @@ dynasoar::ObjectTable<AllocatorT, Cell> new_grid(dynasoar::AllocatorHandle<Alloc
 }  // namespace
 
 RunReport run(const Config& c) {
+  check_one_rank(c.ranks, "this program");
   if (c.width < 2 || c.height < 2) throw std::invalid_argument("wa-tor: the grid needs at least 2x2 cells");
   const std::uint64_t heap_bytes =
       c.heap_bytes != 0 ? c.heap_bytes

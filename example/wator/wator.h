@@ -44,6 +44,7 @@ struct Config {
   int width = 2048;   // the paper's size (Sec. 6)
   int height = 2560;
   int steps = 500;
+  int ranks = 1;  // --ranks: ranks of the distributed program (others: 1)
   std::uint64_t seed = 42;
   std::uint64_t heap_bytes = 0;     // 0: default_heap_bytes
   std::function<void(int)> on_step;  // called after each step is queued (progress)
