@@ -39,6 +39,9 @@ namespace dynasoar {
 namespace debug {
 struct HeapInspector;  // dynasoar/debug.h
 }
+namespace move {
+struct HeapAccess;  // dynasoar/move/heap_access.h
+}
 
 // dynasoar::OutOfMemory (dynasoar/platform/error.h): a `new` in device code found the heap full.
 
@@ -414,6 +417,7 @@ class SoaAllocatorHandle : public HandleOps<SoaAllocatorHandle<Alloc>> {
 
  private:
   friend struct debug::HeapInspector;
+  friend struct move::HeapAccess;
 
   // parallel_new's kernels (soa::construct_in_blocks), watched by the watchdog.
   template <class T, class Pack>

@@ -35,6 +35,7 @@
 #include "dynasoar/model/type_list.h"
 #include "dynasoar/move/defrag_options.h"
 #include "dynasoar/move/object_fields.h"
+#include "dynasoar/move/object_walk.h"
 #include "dynasoar/platform/atomic.h"
 #include "dynasoar/platform/bits.h"
 #include "dynasoar/platform/executor.h"
@@ -279,15 +280,9 @@ struct RewritePointers {
   std::size_t threads;
   DYNASOAR_HD void operator()(std::size_t t) const {
     using Fields = move::ObjectFields<Registry, model::At<typename Registry::Types, kRef>>;
-    constexpr unsigned kCap = Registry::kCapacityById[kRef];
-    const auto slot = static_cast<unsigned>(t % kCap);
-    const bit_index n = *count;
     const std::uint64_t heap_bytes =
         static_cast<std::uint64_t>(state->free_blocks.capacity()) * state->block_bytes;
-    for (std::size_t k = t / kCap; k < n; k += threads / kCap) {
-      const bit_index block = blocks[k];
-      if (((state->live_slots(block, kRef) >> slot) & 1u) == 0) continue;
-      const std::uint64_t object = soa::make_pointer(state->block_address(block), slot, kCap, kRef);
+    for_each_listed_object<Registry, kRef>(state, blocks, *count, threads, t, [&](std::uint64_t object) {
       Fields::template for_each_pointer<std::uint64_t{1} << kType>(object, [&](std::uint64_t& p) {
         if (p == 0 || soa::pointer_type(p) != kType) return;
         const std::uint64_t offset = soa::pointer_block(p) - state->blocks;
@@ -298,7 +293,7 @@ struct RewritePointers {
             forward[(record - 1) * std::size_t{soa::kMaxSlots} + soa::pointer_slot(p)];
         if (to != 0) p = to;
       });
-    }
+    });
   }
 };
 

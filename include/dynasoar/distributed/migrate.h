@@ -1,0 +1,374 @@
+// Migration: objects whose owner rank changed leave their rank's heap and
+// are made again on the owner's (the architecture's third user of the move
+// layer, after compaction and checkpoints: choose, pack, carry, recreate).
+//
+//   // every Fish whose cell is now in another rank's stripe moves there;
+//   // on arrival each runs Fish::arrived(world) (it links itself to its cell)
+//   distributed::migrate<Fish, &Fish::arrived>(heap, comm, FishOwner{stripes}, world);
+//
+// Per concrete class: (1) each live object's owner(object) is computed and
+// the leavers counted per destination; (2) the leavers' fields are packed
+// into one buffer, grouped by destination, and the leavers destroyed;
+// (3) the counts are all-gathered and the packed objects sent in one group
+// of point-to-point messages; (4) each received object gets a slot of its
+// class, its fields back, and its Arrive method called.
+//
+// Pointer fields (the rule, docs/guide/distributed.md): a pointer names an
+// object of its own rank's heap only. A moved object's object pointer fields
+// arrive null, and Arrive (or a later phase) links it again; pointers to a
+// leaver held by objects that stay must be cleared before the move by the
+// program, as it would for a destroyed object. With the pointer check on
+// (DYNASOAR_CHECK_POINTERS=1, or check_pointers() called by the program),
+// every object pointer field of
+// every live object is checked after the move, and one that names no live
+// object of this heap (a pointer that leaked across ranks) is an error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dynasoar/allocator/soa/launch.h"
+#include "dynasoar/distributed/communicator.h"
+#include "dynasoar/model/visit.h"
+#include "dynasoar/move/heap_access.h"
+#include "dynasoar/move/object_fields.h"
+#include "dynasoar/move/object_walk.h"
+#include "dynasoar/operations.h"
+#include "dynasoar/platform/arg_pack.h"
+#include "dynasoar/platform/atomic.h"
+#include "dynasoar/platform/executor.h"
+#include "dynasoar/platform/memory.h"
+#include "dynasoar/platform/names.h"
+
+namespace dynasoar::distributed {
+
+/// Whether DYNASOAR_CHECK_POINTERS asks for the pointer check (set, not "0").
+inline bool pointer_check_from_environment() {
+  const char* v = std::getenv("DYNASOAR_CHECK_POINTERS");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+/// What a migrate did on this rank.
+struct MigrateResult {
+  std::uint64_t sent = 0;      ///< objects that left this rank
+  std::uint64_t received = 0;  ///< objects made here for other ranks' leavers
+};
+
+namespace detail {
+
+constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+/// An object of class C packed for the wire: its fields in order, each at
+/// an offset aligned for its type, the whole rounded to 8 bytes.
+template <class Registry, class C>
+struct PackedObject {
+  using Fields = move::ObjectFields<Registry, C>;
+  static constexpr std::size_t kNumFields = Fields::kNumFields;
+
+  template <std::size_t J>
+  static constexpr std::size_t offset() {
+    using F = typename Fields::template FieldType<J>;
+    if constexpr (J == 0) {
+      return 0;
+    } else {
+      using P = typename Fields::template FieldType<J - 1>;
+      return align_up(offset<J - 1>() + sizeof(P), alignof(F));
+    }
+  }
+  static constexpr std::size_t bytes() {
+    if constexpr (kNumFields == 0) {
+      return 8;
+    } else {
+      using L = typename Fields::template FieldType<kNumFields - 1>;
+      return align_up(offset<kNumFields - 1>() + sizeof(L), 8);
+    }
+  }
+  /// Fields of the object at `object` into `record`.
+  DYNASOAR_HD static void pack(std::uint64_t object, unsigned char* record) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (std::memcpy(record + offset<J>(), static_cast<const void*>(Fields::template address<J>(object)),
+                   sizeof(typename Fields::template FieldType<J>)),
+       ...);
+    }
+    (std::make_index_sequence<kNumFields>{});
+  }
+  /// Fields of `record` into the object at `object`; its object pointer fields null.
+  DYNASOAR_HD static void unpack(const unsigned char* record, std::uint64_t object) {
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (std::memcpy(static_cast<void*>(Fields::template address<J>(object)), record + offset<J>(),
+                   sizeof(typename Fields::template FieldType<J>)),
+       ...);
+    }
+    (std::make_index_sequence<kNumFields>{});
+    Fields::template for_each_pointer<~std::uint64_t{0}>(object, [](std::uint64_t& p) { p = 0; });
+  }
+};
+
+/// Flags of a migration kernel (device memory).
+enum MigrateFlag : unsigned { kBadOwner = 1 };
+
+/// Step 1: leavers counted per destination rank.
+template <class Registry, unsigned kType, class T, class Owner>
+struct CountLeavers {
+  soa::HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  std::size_t threads;
+  Owner owner;
+  int rank;
+  int ranks;
+  unsigned long long* per_rank;
+  unsigned* flags;
+  DYNASOAR_HD void operator()(std::size_t t) const {
+    using C = model::At<typename Registry::Types, kType>;
+    move::for_each_listed_object<Registry, kType>(state, blocks, *count, threads, t, [&](std::uint64_t object) {
+      const int to = owner(static_cast<T*>(reinterpret_cast<C*>(object)));
+      if (to < 0 || to >= ranks)
+        platform::atomic_fetch_or(flags, static_cast<unsigned>(kBadOwner));
+      else if (to != rank)
+        platform::atomic_fetch_add(per_rank + to, 1ull);
+    });
+  }
+};
+
+/// Step 2a: each leaver packed at its destination's next place, its pointer kept.
+template <class Registry, unsigned kType, class T, class Owner>
+struct PackLeavers {
+  soa::HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  std::size_t threads;
+  Owner owner;
+  int rank;
+  int ranks;
+  const unsigned long long* first;  ///< per rank: its leavers' first place
+  unsigned long long* turns;        ///< per rank: places taken (zeroed before)
+  unsigned char* records;
+  std::uint64_t* leavers;
+  DYNASOAR_HD void operator()(std::size_t t) const {
+    using C = model::At<typename Registry::Types, kType>;
+    move::for_each_listed_object<Registry, kType>(state, blocks, *count, threads, t, [&](std::uint64_t object) {
+      const int to = owner(static_cast<T*>(reinterpret_cast<C*>(object)));
+      if (to < 0 || to >= ranks || to == rank) return;
+      const unsigned long long i = first[to] + platform::atomic_fetch_add(turns + to, 1ull);
+      PackedObject<Registry, C>::pack(object, records + i * PackedObject<Registry, C>::bytes());
+      leavers[i] = object;
+    });
+  }
+};
+
+/// Step 2b: the leavers destroyed (a kernel of its own: a block freed by its
+/// last leaver must not be walked by the packing any more).
+struct DestroyLeavers {
+  soa::HeapState* state;
+  const std::uint64_t* leavers;
+  DYNASOAR_HD void operator()(std::size_t i) const { state->deallocate(leavers[i]); }
+};
+
+/// Step 4: each received object made in a slot of its class, then Arrive.
+template <class Registry, unsigned kType, class T, auto Arrive, class Pack>
+struct Recreate {
+  soa::HeapState* state;
+  const unsigned char* records;
+  Pack pack;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    using C = model::At<typename Registry::Types, kType>;
+    const std::uint64_t object = state->allocate(kType);
+    if (object == 0) return;  // out of memory: flagged by allocate, reported by check_errors
+    PackedObject<Registry, C>::unpack(records + i * PackedObject<Registry, C>::bytes(), object);
+    if constexpr (!std::is_same_v<decltype(Arrive), std::nullptr_t>) {
+      T* self = static_cast<T*>(reinterpret_cast<C*>(object));
+      pack.apply([&](const auto&... args) { (self->*Arrive)(args...); });
+    }
+  }
+};
+
+/// The pointer check: object pointers in class kRef's fields that name no
+/// live object of this heap, counted; the first one's holder class and
+/// field kept.
+template <class Registry, unsigned kRef>
+struct FindStalePointers {
+  soa::HeapState* state;
+  const bit_index* blocks;
+  const bit_index* count;
+  std::size_t threads;
+  unsigned long long* stale;         ///< [0] count, [1] (field + 1) of the first found
+  DYNASOAR_HD void operator()(std::size_t t) const {
+    using Fields = move::ObjectFields<Registry, model::At<typename Registry::Types, kRef>>;
+    move::for_each_listed_object<Registry, kRef>(state, blocks, *count, threads, t, [&](std::uint64_t object) {
+      Fields::template for_each_pointer_field<~std::uint64_t{0}>(
+          object, [&](std::uint64_t& p, std::size_t field, std::uint64_t) {
+            if (p == 0 || move::names_live_object(state, p)) return;
+            platform::atomic_fetch_add(stale, 1ull);
+            unsigned long long none = 0;
+            platform::atomic_compare_exchange(stale + 1, none, static_cast<unsigned long long>(field + 1));
+          });
+    });
+  }
+};
+
+}  // namespace detail
+
+/// Checks that every object pointer field of every live object of `heap`
+/// names a live object of this heap (or is null); throws DistributedError
+/// naming `context`, the holder class and the field otherwise: a pointer to
+/// an object that left this rank (or was destroyed). Blocking.
+template <class Handle>
+void check_pointers(Handle& heap, const std::string& context, int rank = 0) {
+  using Registry = typename Handle::Registry;
+  auto& storage = move::HeapAccess::storage(heap);
+  const platform::Stream s = heap.stream();
+  platform::Buffer<unsigned long long> stale(2);
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (
+        [&] {
+          constexpr unsigned kRef = static_cast<unsigned>(I);
+          using Ref = model::At<typename Registry::Types, kRef>;
+          if constexpr (Registry::kCapacityById[kRef] != 0 && move::ObjectFields<Registry, Ref>::kTargets != 0) {
+            stale.zero(s);
+            storage.list_blocks(kRef, s);
+            const std::size_t threads = soa::do_all_threads(storage.num_blocks(), Registry::kCapacityById[kRef]);
+            platform::parallel_for(threads,
+                                   detail::FindStalePointers<Registry, kRef>{storage.state(), storage.block_list(kRef),
+                                                                             storage.block_count(kRef).get(),
+                                                                             threads, stale.data()},
+                                   s);
+            const std::vector<unsigned long long> found = stale.to_vector(s);
+            if (found[0] != 0)
+              throw DistributedError("rank " + std::to_string(rank) + ", " + context + ": " +
+                                     std::to_string(found[0]) + " object pointer(s) in objects of " +
+                                     platform::type_name(platform::pretty_type_name<Ref>()) + " (field " + std::to_string(found[1] - 1) +
+                                     " counting inherited fields first, and maybe others) name no live object of "
+                                     "this rank's heap: a pointer to an object that moved to another rank or was "
+                                     "destroyed. Clear such pointers before the move, and link moved objects again "
+                                     "on arrival (docs/guide/distributed.md).");
+          }
+        }(),
+        ...);
+  }
+  (std::make_index_sequence<Registry::kNumTypes>{});
+}
+
+namespace detail {
+
+// migrate's steps for one concrete class.
+template <class T, auto Arrive, unsigned kType, class Handle, class Owner, class Pack>
+MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner, const Pack& pack) {
+  using Registry = typename Handle::Registry;
+  using C = model::At<typename Registry::Types, kType>;
+  using Packed = PackedObject<Registry, C>;
+  constexpr unsigned kCap = Registry::kCapacityById[kType];
+  auto& storage = move::HeapAccess::storage(heap);
+  const platform::Stream s = heap.stream();
+  const int rank = comm.rank(), ranks = comm.size();
+  const auto n_ranks = static_cast<std::size_t>(ranks);
+
+  // 1. Leavers per destination.
+  platform::Buffer<unsigned long long> counts(n_ranks * (n_ranks + 2));  // mine, turns, all ranks' (gathered)
+  platform::Buffer<unsigned> flags(1);
+  counts.zero(s);
+  flags.zero(s);
+  storage.list_blocks(kType, s);
+  const std::size_t threads = soa::do_all_threads(storage.num_blocks(), kCap);
+  platform::parallel_for(threads,
+                         CountLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
+                                                                 storage.block_count(kType).get(), threads, owner,
+                                                                 rank, ranks, counts.data(), flags.data()},
+                         s);
+  if (flags.to_vector(s)[0] & kBadOwner)
+    throw std::invalid_argument("migrate<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " + std::to_string(rank) +
+                                ": the owner function gave a rank outside 0.." + std::to_string(ranks - 1));
+  std::vector<unsigned long long> out(n_ranks);
+  counts.copy_to_host(out.data(), n_ranks, 0, s);
+  std::vector<unsigned long long> first(n_ranks, 0);
+  std::exclusive_scan(out.begin(), out.end(), first.begin(), 0ull);
+  const unsigned long long leaving = first.back() + out.back();
+
+  // 2. Pack and destroy the leavers.
+  platform::Buffer<unsigned char> sent(std::max<std::size_t>(leaving * Packed::bytes(), 1));
+  platform::Buffer<std::uint64_t> leavers(std::max<std::size_t>(leaving, 1));
+  if (leaving != 0) {
+    platform::Buffer<unsigned long long> starts(n_ranks);
+    starts.copy_from_host(first.data(), n_ranks, 0, s);
+    platform::parallel_for(threads,
+                           PackLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
+                                                                  storage.block_count(kType).get(), threads, owner,
+                                                                  rank, ranks, starts.data(),
+                                                                  counts.data() + n_ranks, sent.data(),
+                                                                  leavers.data()},
+                           s);
+    platform::parallel_for(leaving, DestroyLeavers{storage.state(), leavers.data()}, s);
+  }
+
+  // 3. Every rank's counts, then the objects in one group of messages.
+  unsigned long long* all = counts.data() + 2 * n_ranks;
+  comm.all_gather(counts.data(), all, n_ranks);
+  std::vector<unsigned long long> matrix(n_ranks * n_ranks);
+  counts.copy_to_host(matrix.data(), n_ranks * n_ranks, 2 * n_ranks, s);
+  unsigned long long arriving = 0;
+  for (std::size_t p = 0; p < n_ranks; ++p) arriving += matrix[p * n_ranks + static_cast<std::size_t>(rank)];
+  platform::Buffer<unsigned char> received(std::max<std::size_t>(arriving * Packed::bytes(), 1));
+  std::vector<Message> sends, receives;
+  unsigned long long at = 0;
+  for (int p = 0; p < ranks; ++p) {
+    const auto pi = static_cast<std::size_t>(p);
+    if (p == rank) continue;
+    if (out[pi] != 0) sends.push_back({p, sent.data() + first[pi] * Packed::bytes(), out[pi] * Packed::bytes()});
+    const unsigned long long in = matrix[pi * n_ranks + static_cast<std::size_t>(rank)];
+    if (in != 0) receives.push_back({p, received.data() + at * Packed::bytes(), in * Packed::bytes()});
+    at += in;
+  }
+  comm.exchange(sends, receives);
+
+  // 4. The arrivals made again here.
+  if (arriving != 0)
+    platform::parallel_for(arriving,
+                           Recreate<Registry, kType, T, Arrive, Pack>{storage.state(), received.data(), pack}, s);
+  platform::synchronize(s);
+  return MigrateResult{leaving, arriving};
+}
+
+}  // namespace detail
+
+/// Moves every object of T (and of its concrete subclasses) whose
+/// owner(T*) is not this rank to that rank: packed, sent, made again there
+/// with its fields (object pointer fields null) and its Arrive method called
+/// with `args` (Arrive: nullptr for none); destroyed here. Every rank must
+/// call it, with the same T and Arrive. `owner` is a device function object
+/// (a struct with a DYNASOAR_HD operator(), or a DYNASOAR_HD lambda) giving
+/// a rank 0..size()-1; it must be a function of the object's fields. Throws
+/// std::invalid_argument for a rank outside that range (nothing moved),
+/// OutOfMemory if the arrivals did not fit this rank's heap, and
+/// DistributedError if a peer failed. Blocking. The heap must be the
+/// DynaSOAr heap or BitmapAlloc (objects that can move). With
+/// DYNASOAR_CHECK_POINTERS=1 it ends with check_pointers.
+template <class T, auto Arrive = nullptr, class Handle, class Owner, class... Args>
+MigrateResult migrate(Handle& heap, Communicator& comm, const Owner& owner, Args&&... args) {
+  using Registry = typename Handle::Registry;
+  static_assert(kCanMoveObjects<typename Handle::Allocator>,
+                "migrate: objects move between ranks only on the back ends whose objects can move (the "
+                "DynaSOAr heap, BitmapAlloc)");
+  heap.check_errors();
+  const auto pack = platform::pack_args(std::forward<Args>(args)...);
+  MigrateResult total;
+  model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
+    const MigrateResult r =
+        detail::migrate_class<T, Arrive, decltype(type_constant)::value>(heap, comm, owner, pack);
+    total.sent += r.sent;
+    total.received += r.received;
+  });
+  heap.check_errors();
+  if (pointer_check_from_environment())
+    check_pointers(heap, "after migrate<" + platform::type_name(platform::pretty_type_name<T>()) + ">", comm.rank());
+  return total;
+}
+
+}  // namespace dynasoar::distributed
