@@ -160,9 +160,12 @@ struct FieldRecord {
   static constexpr std::size_t kCount = sizeof...(J);
   /// The field index of the K-th field packed.
   template <std::size_t K>
-  static constexpr std::size_t kFieldOf = std::get<K>(std::tuple{J...});
+  static constexpr std::size_t field_of() {
+    constexpr std::size_t all[] = {J..., 0};
+    return all[K];
+  }
   template <std::size_t K>
-  using Type = typename Fields::template FieldType<kFieldOf<K>>;
+  using Type = typename Fields::template FieldType<field_of<K>()>;
   template <std::size_t K>
   static constexpr std::size_t offset() {
     if constexpr (K == 0) {
@@ -181,7 +184,7 @@ struct FieldRecord {
   DYNASOAR_HD static void pack(std::uint64_t object, unsigned char* record) {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
       (std::memcpy(record + offset<K>(),
-                   static_cast<const void*>(Fields::template address<kFieldOf<K>>(object)),
+                   static_cast<const void*>(Fields::template address<field_of<K>()>(object)),
                    sizeof(Type<K>)),
        ...);
     }
@@ -189,7 +192,7 @@ struct FieldRecord {
   }
   DYNASOAR_HD static void unpack(const unsigned char* record, std::uint64_t object) {
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (std::memcpy(static_cast<void*>(Fields::template address<kFieldOf<K>>(object)),
+      (std::memcpy(static_cast<void*>(Fields::template address<field_of<K>()>(object)),
                    record + offset<K>(), sizeof(Type<K>)),
        ...);
     }
@@ -266,7 +269,7 @@ struct CombineItems {
     using F = typename Record::template Type<0>;
     F v;
     std::memcpy(&v, in + k * Record::bytes(), sizeof(F));
-    F* at = Record::Fields::template address<Record::template kFieldOf<0>>(reinterpret_cast<std::uint64_t>(index[items[k]]));
+    F* at = Record::Fields::template address<Record::template field_of<0>()>(reinterpret_cast<std::uint64_t>(index[items[k]]));
     combine_value(*at, v, op);
   }
 };
