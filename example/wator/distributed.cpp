@@ -14,9 +14,9 @@
 //   1. halo: the ghosts' occupants refreshed from their owners;
 //   2. prepare: each agent sets a request bit in the neighbour it picked,
 //      which may be a ghost;
-//   3. halo: the ghosts' request bits OR-ed into their owners, then the full
-//      masks copied back, so that both ranks of a border cell see the same
-//      requests and make the same choice;
+//   3. halo: the request bits of every copy of a border cell OR-ed
+//      together, so that both ranks of a border cell see the same requests
+//      and make the same choice;
 //   4. decide: every cell, ghosts too, picks a requester; it tells the agent
 //      only if the agent is this rank's. A border cell whose fish is eaten
 //      by the other rank's shark loses the fish here;
@@ -255,7 +255,6 @@ void phase(Handle& heap, distributed::Communicator& comm, distributed::TableHalo
   heap.parallel_do_async<A, Prepare>(w);
   timer.mark("prepare");
   halo.combine<&Cell::requests>(distributed::HaloCombine::kBitOr);
-  halo.refresh_fields<&Cell::requests>();
   timer.mark("halo");
   heap.parallel_do_async<Cell, &Cell::decide>(w, decide);
   timer.mark("decide");

@@ -9,6 +9,7 @@
 //   });
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -81,6 +82,27 @@ class Communicator {
     transport_->exchange(sends, receives, stream_);
   }
 
+  /// Point-to-point messages in one group, queued on the stream without a
+  /// wait where the transport can (Transport::exchange_async).
+  void exchange_async(const std::vector<Message>& sends, const std::vector<Message>& receives) {
+    transport_->exchange_async(sends, receives, stream_);
+  }
+
+  /// Memory of the back end for the layer's own use (halos, migration),
+  /// kept for the communicator's life: slot k's buffer, grown to at least
+  /// `bytes`. Work queued on the stream may still use what an earlier call
+  /// returned; a larger request waits for the stream before it frees the
+  /// old buffer.
+  unsigned char* workspace(std::size_t slot, std::size_t bytes) {
+    if (workspace_.size() <= slot) workspace_.resize(slot + 1);
+    platform::Buffer<unsigned char>& b = workspace_[slot];
+    if (b.size() < bytes) {
+      platform::synchronize(stream_);
+      b = platform::Buffer<unsigned char>(std::max<std::size_t>(bytes, 2 * b.size()));
+    }
+    return b.data();
+  }
+
   /// Waits until every rank has called barrier.
   void barrier() { transport_->barrier(stream_); }
 
@@ -109,6 +131,7 @@ class Communicator {
   std::unique_ptr<Transport> transport_;
   platform::Stream stream_;
   platform::Buffer<unsigned char> scratch_;
+  std::vector<platform::Buffer<unsigned char>> workspace_;
 };
 
 }  // namespace dynasoar::distributed

@@ -7,8 +7,9 @@
 // table holds its own objects and its ghosts, and a TableHalo pairs table
 // indices with the peers' (HaloRange lists, which Stripes makes for a grid
 // split into bands of rows). refresh() copies the owners' fields into the
-// ghosts; combine() does the reverse, merging what methods wrote into the
-// ghosts into their owners (requests set on a neighbour's cell, say).
+// ghosts; combine() merges a field over all copies of an object, so that
+// what methods wrote into a ghost (a request set on a neighbour's cell, say)
+// reaches the owner, and the merged value every copy.
 // Object pointer fields are never copied: a pointer names an object of its
 // own rank's heap only (the rule of migrate.h).
 //
@@ -16,7 +17,7 @@
 //   auto cells = heap.parallel_new_indexed<Cell>(stripes.local_rows() * width);
 //   distributed::TableHalo<Handle, Cell> halo(comm, cells, stripes.sends(width), stripes.receives(width));
 //   halo.refresh();                                  // ghosts = their owners, every value field
-//   halo.combine<&Cell::requests>(HaloCombine::kBitOr);   // owners |= their ghosts
+//   halo.combine<&Cell::requests>(HaloCombine::kBitOr);   // every copy: owner | ghosts
 #pragma once
 
 #include <algorithm>
@@ -290,7 +291,9 @@ struct CallItems {
 /// The halo of class C's object table on one rank (see the top of this
 /// file). Handle is the rank's AllocatorHandle type. Host code; every
 /// operation is collective (every rank calls it, in the same order) and
-/// blocking.
+/// queued on the communicator's stream, which must be the heap's: the
+/// do-alls queued after it see its result, and no host wait is needed
+/// (over NCCL; over host threads it completes before it returns).
 template <class Handle, class C>
 class TableHalo {
   using Registry = typename Handle::Registry;
@@ -327,22 +330,43 @@ class TableHalo {
     transfer<detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Members)>::kIndex...>>();
   }
 
-  /// The reverse of a refresh for one number field: each ghost's value of
-  /// Member is merged (op) into its owner's.
+  /// Merges one number field over every copy of an object: each sent
+  /// object and each of its ghosts ends with op over the values all of them
+  /// held (what methods wrote into the ghosts goes back to the owner, and
+  /// the owner's merged value to the ghosts). One exchange each way, both
+  /// in one group. For kSum the copies' values must be the parts to add up
+  /// (a ghost starts from 0 where only the owner's value counts).
   template <auto Member>
   void combine(HaloCombine op) {
     using Record = detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Member)>::kIndex>;
+    constexpr std::size_t kBytes = Record::bytes();
     const platform::Stream s = comm_->stream();
-    platform::Buffer<unsigned char> out(std::max<std::size_t>(received_objects() * Record::bytes(), 1));
-    platform::Buffer<unsigned char> in(std::max<std::size_t>(sent_objects() * Record::bytes(), 1));
-    if (received_objects() != 0)
-      platform::parallel_for(received_objects(),
-                             detail::PackItems<Record, Index>{index_, receive_items_.data(), out.data()}, s);
-    comm_->exchange(messages(receives_, out.data(), Record::bytes()), messages(sends_, in.data(), Record::bytes()));
-    if (sent_objects() != 0)
-      platform::parallel_for(sent_objects(),
-                             detail::CombineItems<Record, Index>{index_, send_items_.data(), in.data(), op}, s);
-    platform::synchronize(s);
+    const std::size_t ns = sent_objects(), nr = received_objects();
+    unsigned char* out_sent = comm_->workspace(kSlotOut, (ns + nr) * kBytes + 1);
+    unsigned char* out_received = out_sent + ns * kBytes;
+    unsigned char* in_sent = comm_->workspace(kSlotIn, (ns + nr) * kBytes + 1);
+    unsigned char* in_received = in_sent + ns * kBytes;
+    if (ns != 0)
+      platform::parallel_for(ns, detail::PackItems<Record, Index>{index_, send_items_.data(), out_sent}, s);
+    if (nr != 0)
+      platform::parallel_for(nr, detail::PackItems<Record, Index>{index_, receive_items_.data(), out_received}, s);
+    // Per peer, both directions, in the same order on both sides: first the
+    // ghosts' values to their owner, then the owners' values to the ghosts.
+    std::vector<Message> sends, receives;
+    for (int p = 0; p < comm_->size(); ++p) {
+      const Segment* ghosts = find(receives_, p);
+      const Segment* owned = find(sends_, p);
+      if (ghosts != nullptr) sends.push_back(message(*ghosts, out_received, kBytes));
+      if (owned != nullptr) sends.push_back(message(*owned, out_sent, kBytes));
+      if (owned != nullptr) receives.push_back(message(*owned, in_sent, kBytes));
+      if (ghosts != nullptr) receives.push_back(message(*ghosts, in_received, kBytes));
+    }
+    comm_->exchange_async(sends, receives);
+    if (ns != 0)
+      platform::parallel_for(ns, detail::CombineItems<Record, Index>{index_, send_items_.data(), in_sent, op}, s);
+    if (nr != 0)
+      platform::parallel_for(nr, detail::CombineItems<Record, Index>{index_, receive_items_.data(), in_received, op},
+                             s);
   }
 
   /// Method(args...) on every ghost of this rank (a parallel_do over the
@@ -354,7 +378,6 @@ class TableHalo {
     platform::parallel_for(received_objects(),
                            detail::CallItems<C, Method, Index, decltype(pack)>{index_, receive_items_.data(), pack},
                            comm_->stream());
-    platform::synchronize(comm_->stream());
   }
 
  private:
@@ -393,28 +416,36 @@ class TableHalo {
     return n;
   }
 
+  static Message message(const Segment& s, unsigned char* data, std::size_t record_bytes) {
+    return {s.peer, data + s.first * record_bytes, s.count * record_bytes};
+  }
   static std::vector<Message> messages(const std::vector<Segment>& segments, unsigned char* data,
                                        std::size_t record_bytes) {
     std::vector<Message> out;
-    for (const Segment& s : segments)
-      out.push_back({s.peer, data + s.first * record_bytes, s.count * record_bytes});
+    for (const Segment& s : segments) out.push_back(message(s, data, record_bytes));
     return out;
   }
+  static const Segment* find(const std::vector<Segment>& segments, int peer) {
+    for (const Segment& s : segments)
+      if (s.peer == peer) return &s;
+    return nullptr;
+  }
+  // The communicator's workspace slots of halos (migrate.h uses others).
+  static constexpr std::size_t kSlotOut = 0;
+  static constexpr std::size_t kSlotIn = 1;
 
-  // Owners' fields (Record) into their ghosts.
+  // Owners' fields (Record) into their ghosts, queued on the stream.
   template <class Record>
   void transfer() {
     const platform::Stream s = comm_->stream();
-    platform::Buffer<unsigned char> out(std::max<std::size_t>(sent_objects() * Record::bytes(), 1));
-    platform::Buffer<unsigned char> in(std::max<std::size_t>(received_objects() * Record::bytes(), 1));
+    unsigned char* out = comm_->workspace(kSlotOut, sent_objects() * Record::bytes() + 1);
+    unsigned char* in = comm_->workspace(kSlotIn, received_objects() * Record::bytes() + 1);
     if (sent_objects() != 0)
-      platform::parallel_for(sent_objects(), detail::PackItems<Record, Index>{index_, send_items_.data(), out.data()},
-                             s);
-    comm_->exchange(messages(sends_, out.data(), Record::bytes()), messages(receives_, in.data(), Record::bytes()));
+      platform::parallel_for(sent_objects(), detail::PackItems<Record, Index>{index_, send_items_.data(), out}, s);
+    comm_->exchange_async(messages(sends_, out, Record::bytes()), messages(receives_, in, Record::bytes()));
     if (received_objects() != 0)
       platform::parallel_for(received_objects(),
-                             detail::UnpackItems<Record, Index>{index_, receive_items_.data(), in.data()}, s);
-    platform::synchronize(s);
+                             detail::UnpackItems<Record, Index>{index_, receive_items_.data(), in}, s);
   }
 
   Communicator* comm_;

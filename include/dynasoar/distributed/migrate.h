@@ -149,8 +149,7 @@ struct PackLeavers {
   Owner owner;
   int rank;
   int ranks;
-  const unsigned long long* first;  ///< per rank: its leavers' first place
-  unsigned long long* turns;        ///< per rank: places taken (zeroed before)
+  unsigned long long* next;  ///< per rank: its next leaver's place (its first place before)
   unsigned char* records;
   std::uint64_t* leavers;
   DYNASOAR_HD void operator()(std::size_t t) const {
@@ -158,7 +157,7 @@ struct PackLeavers {
     move::for_each_listed_object<Registry, kType>(state, blocks, *count, threads, t, [&](std::uint64_t object) {
       const int to = owner(static_cast<T*>(reinterpret_cast<C*>(object)));
       if (to < 0 || to >= ranks || to == rank) return;
-      const unsigned long long i = first[to] + platform::atomic_fetch_add(turns + to, 1ull);
+      const unsigned long long i = platform::atomic_fetch_add(next + to, 1ull);
       PackedObject<Registry, C>::pack(object, records + i * PackedObject<Registry, C>::bytes());
       leavers[i] = object;
     });
@@ -259,80 +258,90 @@ void check_pointers(Handle& heap, const std::string& context, int rank = 0) {
 
 namespace detail {
 
-// migrate's steps for one concrete class.
+// Zeroes n counters (a kernel: the workspace is raw memory).
+struct ZeroCounters {
+  unsigned long long* at;
+  DYNASOAR_HD void operator()(std::size_t i) const { at[i] = 0; }
+};
+
+// The communicator's workspace slots of migration (halo.h uses 0 and 1).
+enum MigrateSlot : std::size_t { kSlotCounts = 2, kSlotSent, kSlotLeavers, kSlotReceived };
+
+// migrate's steps for one concrete class. Waits for the stream twice: for
+// the leavers' counts, and in the all-gather of every rank's counts; the
+// objects' messages and their recreation are queued behind it.
 template <class T, auto Arrive, unsigned kType, class Handle, class Owner, class Pack>
 MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner, const Pack& pack) {
   using Registry = typename Handle::Registry;
   using C = model::At<typename Registry::Types, kType>;
   using Packed = PackedObject<Registry, C>;
+  constexpr std::size_t kBytes = Packed::bytes();
   constexpr unsigned kCap = Registry::kCapacityById[kType];
   auto& storage = move::HeapAccess::storage(heap);
   const platform::Stream s = heap.stream();
   const int rank = comm.rank(), ranks = comm.size();
-  const auto n_ranks = static_cast<std::size_t>(ranks);
+  const auto n = static_cast<std::size_t>(ranks);
 
-  // 1. Leavers per destination.
-  platform::Buffer<unsigned long long> counts(n_ranks * (n_ranks + 2));  // mine, turns, all ranks' (gathered)
-  platform::Buffer<unsigned> flags(1);
-  counts.zero(s);
-  flags.zero(s);
+  // 1. Leavers per destination. counts: [0, n) this rank's, [n] flags,
+  // [n + 1, 2n + 1) the packing's turns, then every rank's (gathered).
+  const std::size_t n_counts = 2 * n + 1 + n * n;
+  auto* counts = reinterpret_cast<unsigned long long*>(comm.workspace(kSlotCounts, n_counts * 8));
+  platform::parallel_for(n_counts, ZeroCounters{counts}, s);
   storage.list_blocks(kType, s);
   const std::size_t threads = soa::do_all_threads(storage.num_blocks(), kCap);
   platform::parallel_for(threads,
                          CountLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
                                                                  storage.block_count(kType).get(), threads, owner,
-                                                                 rank, ranks, counts.data(), flags.data()},
+                                                                 rank, ranks, counts,
+                                                                 reinterpret_cast<unsigned*>(counts + n)},
                          s);
-  if (flags.to_vector(s)[0] & kBadOwner)
-    throw std::invalid_argument("migrate<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " + std::to_string(rank) +
-                                ": the owner function gave a rank outside 0.." + std::to_string(ranks - 1));
-  std::vector<unsigned long long> out(n_ranks);
-  counts.copy_to_host(out.data(), n_ranks, 0, s);
-  std::vector<unsigned long long> first(n_ranks, 0);
+  std::vector<unsigned long long> out(n + 1);
+  platform::copy_bytes(out.data(), counts, (n + 1) * 8, false, s);
+  if ((out[n] & kBadOwner) != 0)
+    throw std::invalid_argument("migrate<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " +
+                                std::to_string(rank) + ": the owner function gave a rank outside 0.." +
+                                std::to_string(ranks - 1) + "; nothing moved");
+  out.pop_back();
+  std::vector<unsigned long long> first(n, 0);
   std::exclusive_scan(out.begin(), out.end(), first.begin(), 0ull);
   const unsigned long long leaving = first.back() + out.back();
 
-  // 2. Pack and destroy the leavers.
-  platform::Buffer<unsigned char> sent(std::max<std::size_t>(leaving * Packed::bytes(), 1));
-  platform::Buffer<std::uint64_t> leavers(std::max<std::size_t>(leaving, 1));
+  // 2. Pack and destroy the leavers (the turns start at `first`).
+  unsigned char* sent = comm.workspace(kSlotSent, leaving * kBytes + 1);
   if (leaving != 0) {
-    platform::Buffer<unsigned long long> starts(n_ranks);
-    starts.copy_from_host(first.data(), n_ranks, 0, s);
+    auto* leavers = reinterpret_cast<std::uint64_t*>(comm.workspace(kSlotLeavers, leaving * 8));
+    platform::copy_bytes(counts + n + 1, first.data(), n * 8, true, s);
     platform::parallel_for(threads,
                            PackLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
                                                                   storage.block_count(kType).get(), threads, owner,
-                                                                  rank, ranks, starts.data(),
-                                                                  counts.data() + n_ranks, sent.data(),
-                                                                  leavers.data()},
+                                                                  rank, ranks, counts + n + 1, sent, leavers},
                            s);
-    platform::parallel_for(leaving, DestroyLeavers{storage.state(), leavers.data()}, s);
+    platform::parallel_for(leaving, DestroyLeavers{storage.state(), leavers}, s);
   }
 
-  // 3. Every rank's counts, then the objects in one group of messages.
-  unsigned long long* all = counts.data() + 2 * n_ranks;
-  comm.all_gather(counts.data(), all, n_ranks);
-  std::vector<unsigned long long> matrix(n_ranks * n_ranks);
-  counts.copy_to_host(matrix.data(), n_ranks * n_ranks, 2 * n_ranks, s);
+  // 3. Every rank's counts (a blocking collective), then the objects in
+  // one group of messages, queued.
+  unsigned long long* all = counts + 2 * n + 1;
+  comm.all_gather(counts, all, n);
+  std::vector<unsigned long long> matrix(n * n);
+  platform::copy_bytes(matrix.data(), all, n * n * 8, false, s);
   unsigned long long arriving = 0;
-  for (std::size_t p = 0; p < n_ranks; ++p) arriving += matrix[p * n_ranks + static_cast<std::size_t>(rank)];
-  platform::Buffer<unsigned char> received(std::max<std::size_t>(arriving * Packed::bytes(), 1));
+  for (std::size_t p = 0; p < n; ++p) arriving += matrix[p * n + static_cast<std::size_t>(rank)];
+  unsigned char* received = comm.workspace(kSlotReceived, arriving * kBytes + 1);
   std::vector<Message> sends, receives;
   unsigned long long at = 0;
-  for (int p = 0; p < ranks; ++p) {
-    const auto pi = static_cast<std::size_t>(p);
-    if (p == rank) continue;
-    if (out[pi] != 0) sends.push_back({p, sent.data() + first[pi] * Packed::bytes(), out[pi] * Packed::bytes()});
-    const unsigned long long in = matrix[pi * n_ranks + static_cast<std::size_t>(rank)];
-    if (in != 0) receives.push_back({p, received.data() + at * Packed::bytes(), in * Packed::bytes()});
+  for (std::size_t p = 0; p < n; ++p) {
+    if (p == static_cast<std::size_t>(rank)) continue;
+    if (out[p] != 0) sends.push_back({static_cast<int>(p), sent + first[p] * kBytes, out[p] * kBytes});
+    const unsigned long long in = matrix[p * n + static_cast<std::size_t>(rank)];
+    if (in != 0) receives.push_back({static_cast<int>(p), received + at * kBytes, in * kBytes});
     at += in;
   }
-  comm.exchange(sends, receives);
+  comm.exchange_async(sends, receives);
 
-  // 4. The arrivals made again here.
+  // 4. The arrivals made again here, queued behind their messages.
   if (arriving != 0)
-    platform::parallel_for(arriving,
-                           Recreate<Registry, kType, T, Arrive, Pack>{storage.state(), received.data(), pack}, s);
-  platform::synchronize(s);
+    platform::parallel_for(arriving, Recreate<Registry, kType, T, Arrive, Pack>{storage.state(), received, pack}, s);
   return MigrateResult{leaving, arriving};
 }
 
@@ -342,12 +351,15 @@ MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner
 /// owner(T*) is not this rank to that rank: packed, sent, made again there
 /// with its fields (object pointer fields null) and its Arrive method called
 /// with `args` (Arrive: nullptr for none); destroyed here. Every rank must
-/// call it, with the same T and Arrive. `owner` is a device function object
+/// call it, with the same T and Arrive. The arrivals are queued on the
+/// heap's stream (over NCCL the call returns before they are made): a
+/// do-all queued after it sees them. `owner` is a device function object
 /// (a struct with a DYNASOAR_HD operator(), or a DYNASOAR_HD lambda) giving
 /// a rank 0..size()-1; it must be a function of the object's fields. Throws
-/// std::invalid_argument for a rank outside that range (nothing moved),
-/// OutOfMemory if the arrivals did not fit this rank's heap, and
-/// DistributedError if a peer failed. Blocking. The heap must be the
+/// std::invalid_argument for a rank outside that range (nothing moved) and
+/// DistributedError if a peer failed. Arrivals that do not fit this rank's
+/// heap raise its out-of-memory flag, which the next check_errors (the
+/// next migrate's, say) throws as OutOfMemory. The heap must be the
 /// DynaSOAr heap or BitmapAlloc (objects that can move). With
 /// DYNASOAR_CHECK_POINTERS=1 it ends with check_pointers.
 template <class T, auto Arrive = nullptr, class Handle, class Owner, class... Args>
@@ -365,7 +377,6 @@ MigrateResult migrate(Handle& heap, Communicator& comm, const Owner& owner, Args
     total.sent += r.sent;
     total.received += r.received;
   });
-  heap.check_errors();
   if (pointer_check_from_environment())
     check_pointers(heap, "after migrate<" + platform::type_name(platform::pretty_type_name<T>()) + ">", comm.rank());
   return total;

@@ -86,6 +86,16 @@ class Transport {
   /// Messages of 0 bytes are left out. Waits for the work queued on s before.
   virtual void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives,
                         platform::Stream s) = 0;
+  /// exchange queued on the stream s without waiting for it where the
+  /// transport can (NCCL: the sends and receives run in s's order, and the
+  /// buffers must stay untouched until work queued after them has run);
+  /// transports that cannot (host threads) complete it before returning.
+  /// An error is then reported by a later operation that waits, within
+  /// the same time limit. Halo refreshes use it: their sizes are fixed.
+  virtual void exchange_async(const std::vector<Message>& sends, const std::vector<Message>& receives,
+                              platform::Stream s) {
+    exchange(sends, receives, s);
+  }
   /// data[i] = op over every rank's data[i], i < count, on every rank. The
   /// ranks are combined in rank order where the transport chooses the order
   /// (host threads), so every rank gets the same bits.

@@ -35,6 +35,21 @@ inline void synchronize(Stream s = {}) {
 #endif
 }
 
+/// Copies `bytes` bytes between host memory and the back end's memory
+/// (to_device: host to back end), in s's order; waits for s.
+inline void copy_bytes(void* dst, const void* src, std::size_t bytes, bool to_device, Stream s = {}) {
+  if (bytes == 0) return;
+#if DYNASOAR_CUDA
+  DYNASOAR_CUDA_CHECK(cudaMemcpyAsync(
+      dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s.handle));
+  synchronize(s);
+#else
+  (void)to_device;
+  (void)s;
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 /// A fixed-size array of trivially copyable T in the back end's memory,
 /// aligned to 256 bytes. Owns its memory (RAII); move-only. Its `data()`
 /// pointer is what kernels and handles receive.
@@ -99,7 +114,7 @@ class Buffer {
   /// Copies `n` elements from host memory to elements [offset, offset+n); waits for `s`.
   void copy_from_host(const T* src, std::size_t n, std::size_t offset = 0, Stream s = {}) {
     check_range(n, offset);
-    copy_bytes_to(data_ + offset, src, n * sizeof(T), true, s);
+    copy_bytes(data_ + offset, src, n * sizeof(T), true, s);
   }
 
   /// Copies `n` elements from host memory to elements [0, n) in stream `s`'s order; waits for `s`.
@@ -108,7 +123,7 @@ class Buffer {
   /// Copies elements [offset, offset+n) to host memory; waits for `s`.
   void copy_to_host(T* dst, std::size_t n, std::size_t offset = 0, Stream s = {}) const {
     check_range(n, offset);
-    copy_bytes_to(dst, data_ + offset, n * sizeof(T), false, s);
+    copy_bytes(dst, data_ + offset, n * sizeof(T), false, s);
   }
 
   /// Copies elements [0, n) to host memory in stream `s`'s order; waits for `s`.
@@ -126,20 +141,6 @@ class Buffer {
     if (offset > size_ || n > size_ - offset)
       throw std::out_of_range("Buffer: copy of " + std::to_string(n) + " elements at offset " +
                               std::to_string(offset) + " exceeds size " + std::to_string(size_));
-  }
-
-  static void copy_bytes_to(void* dst, const void* src, std::size_t bytes, bool to_device,
-                            Stream s) {
-    if (bytes == 0) return;
-#if DYNASOAR_CUDA
-    DYNASOAR_CUDA_CHECK(cudaMemcpyAsync(
-        dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s.handle));
-    synchronize(s);
-#else
-    (void)to_device;
-    (void)s;
-    std::memcpy(dst, src, bytes);
-#endif
   }
 
   void release() noexcept {
