@@ -269,7 +269,7 @@ RunReport run(const Config& c) {
         comm.all_gather(sources.data(), all.data(), slots);
         heap.parallel_do_async<Body, &Body::find_partner>(w);
         timer.mark("merge partners");
-        merges.zero(heap.stream());  // an empty slot: mass 0 (its target 0 is read as no partner)
+        merges.zero(heap.stream());  // an empty slot: mass 0, which merge() skips
         heap.parallel_do_async<Body, &Body::publish_merge>(w);
         comm.all_gather(merges.data(), all_merges.data(), slots);
         heap.parallel_do_async<Body, &Body::merge>(w);
