@@ -68,7 +68,8 @@ run_tests() {
   done
   # Every simulation on every back end and the baseline: the golden runs of
   # the host tier (example/<name>/golden.txt, lines "<arguments> => <checksum>").
-  local golden name line args sum k ex log
+  local golden name line args sum k ex log gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
   for golden in "$ROOT"/example/*/golden.txt; do
     name=$(basename "$(dirname "$golden")")
     k=0
@@ -82,6 +83,13 @@ run_tests() {
         "$ex" $args --quiet --expect "$sum" >"$log" 2>&1; rc=$?
         note "$(basename "$ex") golden run $k: exit $rc, $(grep checksum "$log")"
         ((rc == 0)) || status=1
+        # A distributed program also on every GPU of the machine (a rank each).
+        if [[ $ex == *_distributed && $gpus -ge 2 ]]; then
+          # shellcheck disable=SC2086
+          "$ex" $args --ranks "$gpus" --quiet --expect "$sum" >"$log.ranks$gpus" 2>&1; rc=$?
+          note "$(basename "$ex") golden run $k on $gpus ranks: exit $rc, $(grep checksum "$log.ranks$gpus")"
+          ((rc == 0)) || status=1
+        fi
       done
       k=$((k + 1))
     done <"$golden"

@@ -82,6 +82,21 @@ void run_threads(int ranks, Make&& make, Finish&& finish, F& f) {
 
 }  // namespace detail
 
+/// GPUs this process sees (ranks that run_ranks can place, one per GPU);
+/// 0 in a host build, whose ranks are threads.
+inline int visible_gpus() {
+#if DYNASOAR_CUDA
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+#else
+  return 0;
+#endif
+}
+
 /// Whether this process is one rank started by the launcher (DYNASOAR_RANK is set).
 inline bool launched_as_rank() {
   const char* r = std::getenv("DYNASOAR_RANK");
