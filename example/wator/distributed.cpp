@@ -150,8 +150,10 @@ class Fish : public Agent {
     position = to;
   }
 
+  // snippet-begin: arrived
   /// On the rank it moved to: takes its cell.
   DYNASOAR_HD void arrived(World w) { w.cell(position)->set(this, Kind::kFish); }
+  // snippet-end: arrived
 };
 
 class Shark : public Agent {
@@ -246,6 +248,7 @@ void refuse_options(const Config& c) {
                                 "wator_dynasoar has");
 }
 
+// snippet-begin: phase
 /// One phase of the agents of class A (the steps at the top of this file).
 template <class A, auto Prepare, auto Update>
 void phase(Handle& heap, distributed::Communicator& comm, distributed::TableHalo<Handle, Cell>& halo,
@@ -264,9 +267,11 @@ void phase(Handle& heap, distributed::Communicator& comm, distributed::TableHalo
   distributed::migrate<A, &A::arrived>(heap, comm, owner, w);
   timer.mark("migrate");
 }
+// snippet-end: phase
 
 /// One rank's run; fills `report` on rank 0.
 void run_rank(const Config& c, distributed::Communicator& comm, RunReport& report) {
+  // snippet-begin: setup
   const distributed::Stripes stripes(c.height, comm.size(), comm.rank());
   const int local_cells = stripes.local_rows() * c.width;
   const std::uint64_t heap_bytes =
@@ -278,6 +283,7 @@ void run_rank(const Config& c, distributed::Communicator& comm, RunReport& repor
   distributed::TableHalo<Handle, Cell> halo(comm, cells, stripes.sends(c.width), stripes.receives(c.width));
   heap.parallel_do<Cell, &Cell::populate>(World{grid, stripes, cells.index(), heap.device()});
   const AgentOwner owner{stripes, c.width};
+  // snippet-end: setup
 
   support::PhaseTimer timer(heap.stream());
   Config local = c;
