@@ -45,4 +45,8 @@ else
      build-gpu/example/{bitmap_demo,readme_example_*,learn_*,wator_*,nbody_*,gol_*,kdtree_*,barnes_hut_*,sugarscape_*,traffic_*,generation_*,structure_*} \
      build-gpu/bin/
 fi
+# nccl_test runs the launcher and its rank program from beside itself.
+if [[ -f build-gpu/bin/nccl_test ]]; then
+  cp build-gpu/tools/dynasoar_launch build-gpu/test/nccl_rank_program build-gpu/bin/
+fi
 du -sh build-gpu/bin
