@@ -88,6 +88,11 @@ class Communicator {
     transport_->exchange_async(sends, receives, stream_);
   }
 
+  /// Waits, within the time limit, for the messages queued by
+  /// exchange_async (and the halos' and migrations' queued messages), or
+  /// throws DistributedError (Transport::settle).
+  void settle() { transport_->settle(stream_); }
+
   /// Memory of the back end for the layer's own use (halos, migration),
   /// kept for the communicator's life: slot k's buffer, grown to at least
   /// `bytes`. Work queued on the stream may still use what an earlier call

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,56 @@ inline bool pointer_check_from_environment() {
 struct MigrateResult {
   std::uint64_t sent = 0;      ///< objects that left this rank
   std::uint64_t received = 0;  ///< objects made here for other ranks' leavers
+};
+
+/// The objects of T that leave this rank, listed by the methods that move
+/// them, for migrate_departures: where a model knows which objects leave
+/// (a fish that swam into a ghost cell), the migration packs those alone
+/// instead of asking an owner function of every object. Host code owns the
+/// list; methods get device() and call leave().
+template <class T>
+class Departures {
+ public:
+  /// Room for `capacity` departures between two migrations: at most as many
+  /// objects as may leave (a migration that finds more throws
+  /// std::length_error, moving nothing).
+  explicit Departures(std::size_t capacity, platform::Stream s = {})
+      : capacity_(capacity),
+        objects_(std::max<std::size_t>(capacity, 1)),
+        ranks_(std::max<std::size_t>(capacity, 1)),
+        count_(1) {
+    count_.zero(s);
+  }
+
+  /// The list as methods use it (pass by value).
+  struct Device {
+    std::uint64_t* objects;      ///< the leavers' pointers
+    int* ranks;                  ///< their destinations
+    unsigned long long* count;   ///< how many called leave (may pass capacity)
+    std::size_t capacity;        ///< room
+    /// `object` goes to rank `rank` at the next migrate_departures. Call it
+    /// once per leaving object, from any thread.
+    DYNASOAR_HD void leave(const T* object, int rank) const {
+      const unsigned long long i = platform::atomic_fetch_add(count, 1ull);
+      if (i < capacity) {
+        objects[i] = reinterpret_cast<std::uint64_t>(object);
+        ranks[i] = rank;
+      }
+    }
+  };
+  /// The handle for methods and kernels.
+  Device device() const { return Device{objects_.data(), ranks_.data(), count_.data(), capacity_}; }
+  /// Room of the list.
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  template <class U, auto Arrive, class Handle, class... Args>
+  friend MigrateResult migrate_departures(Handle& heap, Communicator& comm, Departures<U>& departures,
+                                          Args&&... args);
+  std::size_t capacity_;
+  platform::Buffer<std::uint64_t> objects_;
+  platform::Buffer<int> ranks_;
+  platform::Buffer<unsigned long long> count_;
 };
 
 namespace detail {
@@ -113,7 +164,7 @@ struct PackedObject {
 };
 
 /// Flags of a migration kernel (device memory).
-enum MigrateFlag : unsigned { kBadOwner = 1 };
+enum MigrateFlag : unsigned { kBadOwner = 1, kOverflow = 2 };
 
 /// Step 1: leavers counted per destination rank.
 template <class Registry, unsigned kType, class T, class Owner>
@@ -161,6 +212,49 @@ struct PackLeavers {
       PackedObject<Registry, C>::pack(object, records + i * PackedObject<Registry, C>::bytes());
       leavers[i] = object;
     });
+  }
+};
+
+/// Step 1 from a Departures list: its entries of class kType counted per
+/// destination; an overfull list raises kOverflow.
+template <unsigned kType>
+struct CountDepartures {
+  const std::uint64_t* objects;
+  const int* ranks;
+  const unsigned long long* count;
+  std::size_t capacity;
+  int rank;
+  int n_ranks;
+  unsigned long long* per_rank;
+  unsigned* flags;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    const unsigned long long n = *count;
+    if (i == 0 && n > capacity) platform::atomic_fetch_or(flags, static_cast<unsigned>(kOverflow));
+    if (i >= n || soa::pointer_type(objects[i]) != kType) return;
+    const int to = ranks[i];
+    if (to < 0 || to >= n_ranks)
+      platform::atomic_fetch_or(flags, static_cast<unsigned>(kBadOwner));
+    else if (to != rank)
+      platform::atomic_fetch_add(per_rank + to, 1ull);
+  }
+};
+
+/// Step 2a from a Departures list.
+template <class Registry, unsigned kType>
+struct PackDepartures {
+  const std::uint64_t* objects;
+  const int* ranks;
+  const unsigned long long* count;
+  int rank;
+  unsigned long long* next;
+  unsigned char* records;
+  std::uint64_t* leavers;
+  DYNASOAR_HD void operator()(std::size_t i) const {
+    using C = model::At<typename Registry::Types, kType>;
+    if (i >= *count || soa::pointer_type(objects[i]) != kType || ranks[i] == rank) return;
+    const unsigned long long at = platform::atomic_fetch_add(next + ranks[i], 1ull);
+    PackedObject<Registry, C>::pack(objects[i], records + at * PackedObject<Registry, C>::bytes());
+    leavers[at] = objects[i];
   }
 };
 
@@ -267,55 +361,51 @@ struct ZeroCounters {
 // The communicator's workspace slots of migration (halo.h uses 0 and 1).
 enum MigrateSlot : std::size_t { kSlotCounts = 2, kSlotSent, kSlotLeavers, kSlotReceived };
 
-// migrate's steps for one concrete class. Waits for the stream twice: for
-// the leavers' counts, and in the all-gather of every rank's counts; the
-// objects' messages and their recreation are queued behind it.
-template <class T, auto Arrive, unsigned kType, class Handle, class Owner, class Pack>
-MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner, const Pack& pack) {
+// The steps of a migration of one concrete class kType, whatever chooses
+// the leavers: count(counts, flags, threads) queues the kernel that counts
+// them per destination into counts[0, ranks) and raises MigrateFlag bits;
+// pack(next, sent, leavers) queues the one that packs each at
+// next[destination]++ and keeps its pointer. Waits for the stream twice:
+// for the counts, and in the all-gather of every rank's counts; the objects'
+// messages and their recreation are queued behind it.
+template <class T, auto Arrive, unsigned kType, class Handle, class Pack, class Count, class PackLeavers>
+MigrateResult migrate_class(Handle& heap, Communicator& comm, const Pack& pack, const Count& count,
+                            const PackLeavers& pack_leavers, const std::string& what) {
   using Registry = typename Handle::Registry;
   using C = model::At<typename Registry::Types, kType>;
-  using Packed = PackedObject<Registry, C>;
-  constexpr std::size_t kBytes = Packed::bytes();
-  constexpr unsigned kCap = Registry::kCapacityById[kType];
+  constexpr std::size_t kBytes = PackedObject<Registry, C>::bytes();
   auto& storage = move::HeapAccess::storage(heap);
   const platform::Stream s = heap.stream();
   const int rank = comm.rank(), ranks = comm.size();
   const auto n = static_cast<std::size_t>(ranks);
 
   // 1. Leavers per destination. counts: [0, n) this rank's, [n] flags,
-  // [n + 1, 2n + 1) the packing's turns, then every rank's (gathered).
+  // [n + 1, 2n + 1) the packing's next places, then every rank's (gathered).
   const std::size_t n_counts = 2 * n + 1 + n * n;
   auto* counts = reinterpret_cast<unsigned long long*>(comm.workspace(kSlotCounts, n_counts * 8));
   platform::parallel_for(n_counts, ZeroCounters{counts}, s);
-  storage.list_blocks(kType, s);
-  const std::size_t threads = soa::do_all_threads(storage.num_blocks(), kCap);
-  platform::parallel_for(threads,
-                         CountLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
-                                                                 storage.block_count(kType).get(), threads, owner,
-                                                                 rank, ranks, counts,
-                                                                 reinterpret_cast<unsigned*>(counts + n)},
-                         s);
+  count(counts, reinterpret_cast<unsigned*>(counts + n));
   std::vector<unsigned long long> out(n + 1);
   platform::copy_bytes(out.data(), counts, (n + 1) * 8, false, s);
+  const std::string where = what + "<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " +
+                            std::to_string(rank) + ": ";
   if ((out[n] & kBadOwner) != 0)
-    throw std::invalid_argument("migrate<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " +
-                                std::to_string(rank) + ": the owner function gave a rank outside 0.." +
-                                std::to_string(ranks - 1) + "; nothing moved");
+    throw std::invalid_argument(where + "a leaver's destination is outside 0.." + std::to_string(ranks - 1) +
+                                "; nothing moved");
+  if ((out[n] & kOverflow) != 0)
+    throw std::length_error(where + "more objects left than the Departures list holds; nothing moved. Give "
+                            "it a larger capacity (at most as many objects as may leave between two migrations)");
   out.pop_back();
   std::vector<unsigned long long> first(n, 0);
   std::exclusive_scan(out.begin(), out.end(), first.begin(), 0ull);
   const unsigned long long leaving = first.back() + out.back();
 
-  // 2. Pack and destroy the leavers (the turns start at `first`).
+  // 2. Pack and destroy the leavers (the next places start at `first`).
   unsigned char* sent = comm.workspace(kSlotSent, leaving * kBytes + 1);
   if (leaving != 0) {
     auto* leavers = reinterpret_cast<std::uint64_t*>(comm.workspace(kSlotLeavers, leaving * 8));
     platform::copy_bytes(counts + n + 1, first.data(), n * 8, true, s);
-    platform::parallel_for(threads,
-                           PackLeavers<Registry, kType, T, Owner>{storage.state(), storage.block_list(kType),
-                                                                  storage.block_count(kType).get(), threads, owner,
-                                                                  rank, ranks, counts + n + 1, sent, leavers},
-                           s);
+    pack_leavers(counts + n + 1, sent, leavers);
     platform::parallel_for(leaving, DestroyLeavers{storage.state(), leavers}, s);
   }
 
@@ -345,6 +435,34 @@ MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner
   return MigrateResult{leaving, arriving};
 }
 
+// migrate_class with the leavers chosen by `owner` over all objects of kType.
+template <class T, auto Arrive, unsigned kType, class Handle, class Owner, class Pack>
+MigrateResult migrate_by_owner(Handle& heap, Communicator& comm, const Owner& owner, const Pack& pack) {
+  using Registry = typename Handle::Registry;
+  auto& storage = move::HeapAccess::storage(heap);
+  const platform::Stream s = heap.stream();
+  const int rank = comm.rank(), ranks = comm.size();
+  storage.list_blocks(kType, s);
+  const std::size_t threads = soa::do_all_threads(storage.num_blocks(), Registry::kCapacityById[kType]);
+  const bit_index* blocks = storage.block_list(kType);
+  const bit_index* n_blocks = storage.block_count(kType).get();
+  return migrate_class<T, Arrive, kType>(
+      heap, comm, pack,
+      [&](unsigned long long* per_rank, unsigned* flags) {
+        platform::parallel_for(threads,
+                               CountLeavers<Registry, kType, T, Owner>{storage.state(), blocks, n_blocks, threads,
+                                                                       owner, rank, ranks, per_rank, flags},
+                               s);
+      },
+      [&](unsigned long long* next, unsigned char* sent, std::uint64_t* leavers) {
+        platform::parallel_for(threads,
+                               PackLeavers<Registry, kType, T, Owner>{storage.state(), blocks, n_blocks, threads,
+                                                                      owner, rank, ranks, next, sent, leavers},
+                               s);
+      },
+      "migrate");
+}
+
 }  // namespace detail
 
 /// Moves every object of T (and of its concrete subclasses) whose
@@ -368,17 +486,71 @@ MigrateResult migrate(Handle& heap, Communicator& comm, const Owner& owner, Args
   static_assert(kCanMoveObjects<typename Handle::Allocator>,
                 "migrate: objects move between ranks only on the back ends whose objects can move (the "
                 "DynaSOAr heap, BitmapAlloc)");
+  comm.settle();  // queued halo messages done, within the time limit, before any host wait here
   heap.check_errors();
   const auto pack = platform::pack_args(std::forward<Args>(args)...);
   MigrateResult total;
   model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
     const MigrateResult r =
-        detail::migrate_class<T, Arrive, decltype(type_constant)::value>(heap, comm, owner, pack);
+        detail::migrate_by_owner<T, Arrive, decltype(type_constant)::value>(heap, comm, owner, pack);
     total.sent += r.sent;
     total.received += r.received;
   });
+  // The objects' messages done (bounded), so that a host wait of the
+  // program after this one waits for local work only.
+  comm.settle();
   if (pointer_check_from_environment())
     check_pointers(heap, "after migrate<" + platform::type_name(platform::pretty_type_name<T>()) + ">", comm.rank());
+  return total;
+}
+
+/// migrate for the objects a model listed as they left (Departures):
+/// each listed object of T (and of its concrete subclasses) goes to the
+/// rank given with it, as migrate moves it; the list is emptied. Costs work
+/// in proportion to the list, not to all objects of T. Every rank calls it
+/// with the same T and Arrive. Throws std::invalid_argument for a rank
+/// outside 0..size()-1 and std::length_error for more departures than the
+/// list holds (nothing moved either way), and DistributedError if a peer
+/// failed. An object listed twice, or destroyed after it was listed, breaks
+/// the migration: list each leaving object once, after its last change.
+template <class T, auto Arrive = nullptr, class Handle, class... Args>
+MigrateResult migrate_departures(Handle& heap, Communicator& comm, Departures<T>& departures, Args&&... args) {
+  using Registry = typename Handle::Registry;
+  static_assert(kCanMoveObjects<typename Handle::Allocator>,
+                "migrate_departures: objects move between ranks only on the back ends whose objects can move "
+                "(the DynaSOAr heap, BitmapAlloc)");
+  comm.settle();
+  heap.check_errors();
+  const auto pack = platform::pack_args(std::forward<Args>(args)...);
+  const platform::Stream s = heap.stream();
+  const typename Departures<T>::Device list = departures.device();
+  const std::size_t threads = std::max<std::size_t>(list.capacity, 1);
+  MigrateResult total;
+  model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
+    constexpr unsigned kType = decltype(type_constant)::value;
+    const MigrateResult r = detail::migrate_class<T, Arrive, kType>(
+        heap, comm, pack,
+        [&](unsigned long long* per_rank, unsigned* flags) {
+          platform::parallel_for(threads,
+                                 detail::CountDepartures<kType>{list.objects, list.ranks, list.count, list.capacity,
+                                                                comm.rank(), comm.size(), per_rank, flags},
+                                 s);
+        },
+        [&](unsigned long long* next, unsigned char* sent, std::uint64_t* leavers) {
+          platform::parallel_for(threads,
+                                 detail::PackDepartures<Registry, kType>{list.objects, list.ranks, list.count,
+                                                                         comm.rank(), next, sent, leavers},
+                                 s);
+        },
+        "migrate_departures");
+    total.sent += r.sent;
+    total.received += r.received;
+  });
+  departures.count_.zero(s);
+  comm.settle();
+  if (pointer_check_from_environment())
+    check_pointers(heap, "after migrate_departures<" + platform::type_name(platform::pretty_type_name<T>()) + ">",
+                   comm.rank());
   return total;
 }
 

@@ -284,26 +284,28 @@ class NcclTransport final : public Transport {
 
   void exchange(const std::vector<Message>& sends, const std::vector<Message>& receives,
                 platform::Stream s) override {
-    check_peers(sends);
-    check_peers(receives);
-    std::vector<int> peers;
-    for (const std::vector<Message>* list : {&sends, &receives})
-      for (const Message& m : *list)
-        if (m.bytes != 0) peers.push_back(m.peer);
+    const std::vector<int> peers = queue_exchange(sends, receives, s);
+    if (!peers.empty()) wait("exchange", peers.data(), peers.size(), true);
+  }
+
+  // The same group queued without waiting for it: the caller's stream
+  // waits for NCCL's (an event), and settle() or the next operation that
+  // waits bounds the wait for it.
+  void exchange_async(const std::vector<Message>& sends, const std::vector<Message>& receives,
+                      platform::Stream s) override {
+    const std::vector<int> peers = queue_exchange(sends, receives, s);
     if (peers.empty()) return;
-    begin("exchange", s);
-    ncclResult_t r = ncclGroupStart();
-    for (const Message& m : sends)
-      if (queued(r) && m.bytes != 0)
-        r = ncclSend(m.data, m.bytes, ncclChar, m.peer, comm_, stream_);
-    for (const Message& m : receives)
-      if (queued(r) && m.bytes != 0)
-        r = ncclRecv(m.data, m.bytes, ncclChar, m.peer, comm_, stream_);
-    // The group is always closed; an error inside it is reported by its end too.
-    const ncclResult_t end = ncclGroupEnd();
-    if (queued(r)) r = end;
-    called("exchange", r);
-    wait("exchange", peers.data(), peers.size(), true);
+    wait("exchange", peers.data(), peers.size(), false);  // queued, not yet run
+    if (cudaEventRecord(done_, stream_) != cudaSuccess || cudaStreamWaitEvent(s.handle, done_, 0) != cudaSuccess) {
+      const cudaError_t e = cudaGetLastError();
+      fail("exchange", std::string("CUDA error after the operation: ") + cudaGetErrorString(e), true);
+    }
+  }
+
+  void settle(platform::Stream s) override {
+    (void)s;
+    if (comm_ == nullptr) return;
+    wait("settle", nullptr, 0, true);
   }
 
   void all_reduce(void* data, std::size_t count, ElementType type, ReduceOp op,
@@ -336,12 +338,15 @@ class NcclTransport final : public Transport {
     cuda("cudaSetDevice", cudaSetDevice(device_));
     cuda("cudaStreamCreateWithFlags", cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     cuda("cudaEventCreateWithFlags", cudaEventCreateWithFlags(&ready_, cudaEventDisableTiming));
+    cuda("cudaEventCreateWithFlags", cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     cuda("cudaMalloc", cudaMalloc(&token_, sizeof(int)));
     cuda("cudaMemset", cudaMemset(token_, 0, sizeof(int)));
   }
   void release() noexcept {
     if (token_ != nullptr) (void)cudaFree(token_);
     if (ready_ != nullptr) (void)cudaEventDestroy(ready_);
+    if (done_ != nullptr) (void)cudaEventDestroy(done_);
+    done_ = nullptr;
     if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
     token_ = nullptr;
     ready_ = nullptr;
@@ -374,6 +379,30 @@ class NcclTransport final : public Transport {
       fail(operation, std::string("CUDA error before the operation: ") + cudaGetErrorString(e),
            true);
     }
+  }
+
+  // Queues the sends and receives in one group on NCCL's stream, after the
+  // work queued on `s`; returns the peers involved (none: nothing queued).
+  std::vector<int> queue_exchange(const std::vector<Message>& sends, const std::vector<Message>& receives,
+                                  platform::Stream s) {
+    check_peers(sends);
+    check_peers(receives);
+    std::vector<int> peers;
+    for (const std::vector<Message>* list : {&sends, &receives})
+      for (const Message& m : *list)
+        if (m.bytes != 0) peers.push_back(m.peer);
+    if (peers.empty()) return peers;
+    begin("exchange", s);
+    ncclResult_t r = ncclGroupStart();
+    for (const Message& m : sends)
+      if (queued(r) && m.bytes != 0) r = ncclSend(m.data, m.bytes, ncclChar, m.peer, comm_, stream_);
+    for (const Message& m : receives)
+      if (queued(r) && m.bytes != 0) r = ncclRecv(m.data, m.bytes, ncclChar, m.peer, comm_, stream_);
+    // The group is always closed; an error inside it is reported by its end too.
+    const ncclResult_t end = ncclGroupEnd();
+    if (queued(r)) r = end;
+    called("exchange", r);
+    return peers;
   }
 
   // ncclInProgress is no error for a non-blocking communicator.
@@ -505,6 +534,7 @@ class NcclTransport final : public Transport {
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t ready_ = nullptr;
+  cudaEvent_t done_ = nullptr;  // NCCL's stream ran an exchange_async: the caller's stream waits for it
   int* token_ = nullptr;
 };
 

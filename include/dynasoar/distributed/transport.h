@@ -65,7 +65,7 @@ constexpr std::size_t element_bytes(ElementType t) {
 struct Message {
   int peer = 0;         ///< the rank sent to or received from
   void* data = nullptr; ///< where the bytes are (send) or go (receive)
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  ///< how many bytes
 };
 
 /// What moves bytes between the ranks. Host code; one object per rank, used
@@ -96,6 +96,12 @@ class Transport {
                               platform::Stream s) {
     exchange(sends, receives, s);
   }
+  /// Waits, within the time limit, until the operations queued by
+  /// exchange_async have completed, or throws DistributedError. The layer's
+  /// own waits do this; call it (Communicator::settle) before a host wait
+  /// of your own on the stream after an exchange_async, which would
+  /// otherwise wait for a peer without a limit.
+  virtual void settle(platform::Stream s) { (void)s; }
   /// data[i] = op over every rank's data[i], i < count, on every rank. The
   /// ranks are combined in rank order where the transport chooses the order
   /// (host threads), so every rank gets the same bits.
