@@ -342,6 +342,9 @@ RunReport run(const Config& c) {
       heap.parallel_do_async<Alive, &Alive::create_candidates>(w);
       halo.parallel_do_received<&Cell::candidates_from_ghost>(w);
       timer.mark("new candidates");
+      // The halo's messages done within the time limit before any host wait
+      // (a stopped peer is then an error, not a wait without end).
+      comm.settle();
       check_heap_now_and_then(heap, step, c.steps);
       end_of_step(heap, timer);  // --defrag: cells never move (full blocks), agents do
     }, send_frame);

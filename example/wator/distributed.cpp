@@ -21,9 +21,9 @@
 //      only if the agent is this rank's. A border cell whose fish is eaten
 //      by the other rank's shark loses the fish here;
 //   5. update: the chosen agents move, into ghosts too;
-//   6. ghosts' agent pointers cleared, and migrate: the agents now in a
-//      ghost go to the rank that owns the cell, whose arrival method links
-//      them to it.
+//   6. ghosts' agent pointers cleared, and migrate: the agents that moved
+//      into a ghost (update listed them as departures) go to the rank that
+//      owns the cell, whose arrival method links them to it.
 #include <dynasoar/dynasoar.h>
 
 #include <cstdint>
@@ -59,6 +59,8 @@ struct World {
   distributed::Stripes stripes;
   dynasoar::ObjectIndex<AllocatorT, Cell> cells;
   AllocatorT alloc;
+  distributed::Departures<Fish>::Device fish_leaving;    // fish that moved into a ghost
+  distributed::Departures<Shark>::Device shark_leaving;  // sharks that did
 
   /// The cell of global index `i` (this rank's or a ghost).
   DYNASOAR_HD Cell* cell(int i) const {
@@ -117,13 +119,6 @@ class Agent : public AllocatorT::Base {
   }
 };
 
-/// The rank whose band holds an agent's cell (migrate's owner function).
-struct AgentOwner {
-  distributed::Stripes stripes;
-  int width;
-  DYNASOAR_HD int operator()(const Agent* a) const { return stripes.owner(a->position / width); }
-};
-
 class Fish : public Agent {
  public:
   declare_field_types(Fish, int)
@@ -141,6 +136,7 @@ class Fish : public Agent {
     const int from = position, to = new_position;
     if (to == from) return;
     w.cell(to)->set(this, Kind::kFish);
+    if (!w.owns(to)) w.fish_leaving.leave(this, w.stripes.owner(to / w.grid.width));
     if (age >= kFishBreedTime) {
       w.cell(from)->set(new (w.alloc) Fish(from, 0), Kind::kFish);
       age = 0;
@@ -190,6 +186,7 @@ class Shark : public Agent {
       energy += kSharkFishEnergy;
     }
     target->set(this, Kind::kShark);
+    if (!w.owns(to)) w.shark_leaving.leave(this, w.stripes.owner(to / w.grid.width));
     if (age >= kSharkBreedTime) {
       w.cell(from)->set(new (w.alloc) Shark(from, 0), Kind::kShark);
       age = 0;
@@ -252,7 +249,7 @@ void refuse_options(const Config& c) {
 /// One phase of the agents of class A (the steps at the top of this file).
 template <class A, auto Prepare, auto Update>
 void phase(Handle& heap, distributed::Communicator& comm, distributed::TableHalo<Handle, Cell>& halo,
-           const AgentOwner& owner, const World& w, Purpose decide, support::PhaseTimer& timer) {
+           distributed::Departures<A>& leaving, const World& w, Purpose decide, support::PhaseTimer& timer) {
   halo.refresh_fields<&Cell::occupant>();
   timer.mark("halo");
   heap.parallel_do_async<A, Prepare>(w);
@@ -264,7 +261,7 @@ void phase(Handle& heap, distributed::Communicator& comm, distributed::TableHalo
   heap.parallel_do_async<A, Update>(w);
   timer.mark("update");
   halo.parallel_do_received<&Cell::clear_agent>();
-  distributed::migrate<A, &A::arrived>(heap, comm, owner, w);
+  distributed::migrate_departures<A, &A::arrived>(heap, comm, leaving, w);
   timer.mark("migrate");
 }
 // snippet-end: phase
@@ -278,28 +275,31 @@ void run_rank(const Config& c, distributed::Communicator& comm, RunReport& repor
       c.heap_bytes != 0 ? c.heap_bytes : default_heap_bytes(c.width, stripes.local_rows());
   Handle heap(heap_bytes);
   Grid grid{c.width, c.height, c.seed, 0};
-  auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(local_cells),
-                                               World{grid, stripes, {}, heap.device()});
+  // An agent leaves for a ghost cell at most: room for two ghost rows.
+  distributed::Departures<Fish> fish_leaving(2 * static_cast<std::size_t>(c.width));
+  distributed::Departures<Shark> shark_leaving(2 * static_cast<std::size_t>(c.width));
+  const auto world = [&](const dynasoar::ObjectIndex<AllocatorT, Cell>& index) {
+    return World{grid, stripes, index, heap.device(), fish_leaving.device(), shark_leaving.device()};
+  };
+  auto cells = heap.parallel_new_indexed<Cell>(static_cast<std::size_t>(local_cells), world({}));
   distributed::TableHalo<Handle, Cell> halo(comm, cells, stripes.sends(c.width), stripes.receives(c.width));
-  heap.parallel_do<Cell, &Cell::populate>(World{grid, stripes, cells.index(), heap.device()});
-  const AgentOwner owner{stripes, c.width};
+  heap.parallel_do<Cell, &Cell::populate>(world(cells.index()));
   // snippet-end: setup
-
   support::PhaseTimer timer(heap.stream());
   Config local = c;
   if (comm.rank() != 0) local.on_step = nullptr;
   run_steps(local, timer, [&](int step) {
     grid.step = step;
-    const World w{grid, stripes, cells.index(), heap.device()};
-    phase<Fish, &Fish::prepare, &Fish::update>(heap, comm, halo, owner, w, kFishDecide, timer);
-    phase<Shark, &Shark::prepare, &Shark::update>(heap, comm, halo, owner, w, kSharkDecide, timer);
+    const World w = world(cells.index());
+    phase<Fish, &Fish::prepare, &Fish::update>(heap, comm, halo, fish_leaving, w, kFishDecide, timer);
+    phase<Shark, &Shark::prepare, &Shark::update>(heap, comm, halo, shark_leaving, w, kSharkDecide, timer);
     check_heap_now_and_then(heap, step, c.steps);
   }, [](int) {});
 
   const double total_ms = comm.all_reduce(timer.total_ms(), distributed::ReduceOp::kMax);
   platform::Buffer<unsigned long long> sum(1);
   sum.zero();
-  heap.parallel_do<Cell, &Cell::add_checksum>(World{grid, stripes, cells.index(), heap.device()}, sum.data());
+  heap.parallel_do<Cell, &Cell::add_checksum>(world(cells.index()), sum.data());
   const std::uint64_t checksum = comm.all_reduce<std::uint64_t>(sum.to_vector()[0]);
   const std::uint64_t fish = comm.all_reduce<std::uint64_t>(heap.count<Fish>());
   const std::uint64_t sharks = comm.all_reduce<std::uint64_t>(heap.count<Shark>());
