@@ -3,14 +3,14 @@
 #   weak:   wator_distributed --ranks 2 on 4096x2560 against the one-GPU
 #           programs on 2048x2560 (the same cells per GPU);
 #   strong: 2048x2560 on one GPU and on two;
-#   memory: with --heap-mib HEAP_MIB per rank, a grid that needs about 1.5
-#           times that runs on 2 ranks and stops on 1 with the out-of-memory
-#           error (and runs on 1 with twice the heap, for the checksum).
+#   memory: a grid whose heap needs 1.5 times a per-GPU limit runs on 2
+#           ranks with the limit each and stops on 1 with the out-of-memory
+#           error (the need is found by bisection over --heap-mib).
 # Each timed program runs once to warm up, then three times; ms is the
 # report's total_ms (the step loop; the distributed program's slowest rank).
 #
 #   bench/distributed/wator_scaling.sh BIN_DIR OUT_DIR
-#   WIDTH=96 HEIGHT=64 STEPS=20 MEM_WIDTH=512 MEM_HEIGHT=512 HEAP_MIB=5 bench/distributed/wator_scaling.sh ...
+#   WIDTH=96 HEIGHT=64 STEPS=20 MEM_WIDTH=512 MEM_HEIGHT=512 MEM_MAX_MIB=64 bench/distributed/wator_scaling.sh ...
 #
 # Writes OUT_DIR/wator_scaling.csv (case,program,ranks,width,height,steps,run,ms,checksum),
 # OUT_DIR/wator_memory.txt (the memory case's three runs) and
@@ -50,26 +50,36 @@ measure strong wator_distributed 2 "$width" "$height" "$bin/wator_distributed" -
 measure weak wator_distributed 2 $((2 * width)) "$height" "$bin/wator_distributed" --ranks 2
 
 # The memory case: fewer steps, one run each; exit codes and messages kept.
+# NEED: the smallest heap (MiB, found by bisection) with which the grid runs
+# on one rank; LIMIT = NEED / 1.5 per GPU; then the grid on one rank with
+# LIMIT (it must stop with the out-of-memory error) and on two ranks with
+# LIMIT each (it must run and give the checksum of the run with NEED).
 mem_w=${MEM_WIDTH:-8192}
 mem_h=${MEM_HEIGHT:-6400}
-heap=${HEAP_MIB:-1024}
 mem_steps=${MEM_STEPS:-20}
-{
-  echo "wa-tor ${mem_w}x${mem_h}, ${mem_steps} steps, --heap-mib $heap per rank"
-  for ranks in 1 2; do
-    echo "--- wator_distributed --ranks $ranks --heap-mib $heap"
-    set +e
-    "$bin/wator_distributed" --ranks "$ranks" --heap-mib "$heap" --width "$mem_w" --height "$mem_h" \
-      --steps "$mem_steps" --quiet 2>&1 | grep -E "checksum|live|heap|error" | head -5
-    echo "exit code ${PIPESTATUS[0]}"
-    set -e
-  done
-  echo "--- wator_distributed --ranks 1 --heap-mib $((2 * heap)) (the same problem with twice the heap)"
+mem_run() {  # ranks heap_mib: the report's lines, then "exit code N"
   set +e
-  "$bin/wator_distributed" --ranks 1 --heap-mib $((2 * heap)) --width "$mem_w" --height "$mem_h" \
+  "$bin/wator_distributed" --ranks "$1" --heap-mib "$2" --width "$mem_w" --height "$mem_h" \
     --steps "$mem_steps" --quiet 2>&1 | grep -E "checksum|live|heap|error" | head -5
   echo "exit code ${PIPESTATUS[0]}"
   set -e
+}
+lo=1 hi=${MEM_MAX_MIB:-16384}  # lo fails (or is 1), hi runs
+while ((hi - lo > hi / 50 + 1)); do
+  mid=$(((lo + hi) / 2))
+  if mem_run 1 "$mid" | grep -q "exit code 0"; then hi=$mid; else lo=$mid; fi
+done
+need=$hi
+limit=$((need * 2 / 3))  # the problem needs at least 1.5x the limit
+{
+  echo "wa-tor ${mem_w}x${mem_h}, ${mem_steps} steps: needs ${need} MiB of heap on one rank (bisection: ${lo} MiB fails)"
+  echo "limit per GPU: ${limit} MiB (the problem needs $(python3 -c "print(f'{$need / $limit:.2f}')")x the limit)"
+  echo "--- wator_distributed --ranks 1 --heap-mib $need"
+  mem_run 1 "$need"
+  echo "--- wator_distributed --ranks 1 --heap-mib $limit"
+  mem_run 1 "$limit"
+  echo "--- wator_distributed --ranks 2 --heap-mib $limit (per rank)"
+  mem_run 2 "$limit"
 } >"$out/wator_memory.txt"
 
 device=$("$bin/wator_distributed" --width 4 --height 4 --steps 0 --json --quiet |
