@@ -345,7 +345,10 @@ MigrateResult migrate_class(Handle& heap, Communicator& comm, const Owner& owner
 /// call it, with the same T and Arrive. `owner` is a device function object
 /// (a struct with a DYNASOAR_HD operator(), or a DYNASOAR_HD lambda) giving
 /// a rank 0..size()-1; it must be a function of the object's fields. Throws
-/// std::invalid_argument for a rank outside that range (nothing moved),
+/// std::invalid_argument for a rank outside that range: the objects of that
+/// concrete class and of those after it stay where they were (the concrete
+/// classes move one after another, in the order of the class list, so those
+/// before it have moved; for a T without subclasses nothing moved),
 /// OutOfMemory if the arrivals did not fit this rank's heap, and
 /// DistributedError if a peer failed. Blocking. The heap must be the
 /// DynaSOAr heap or BitmapAlloc (objects that can move). With
