@@ -3,8 +3,8 @@
 #
 #   1. host tier: CPU-only build (plain C++ compiler, std::thread workers), all tests,
 #      and the reference documentation (Doxygen; any warning fails)
-#   2. host tier under ThreadSanitizer: the executor, API, bitmap, SOA heap, CMalloc and
-#      back-end tests
+#   2. host tier under ThreadSanitizer: the executor, API, bitmap, SOA heap, CMalloc,
+#      back-end and distributed-layer tests
 #   3. CUDA build: every device target compiled for sm_${CUDA_ARCH:-90} (without a GPU
 #      a compile check: PTX for compute_XX, little optimisation), and the
 #      README's CMake recipe compiled as a CUDA consumer project (both routes); the
@@ -39,10 +39,10 @@ summary+=("reference documentation (Doxygen, no warnings): PASSED")
 step "host tier under ThreadSanitizer (build-tsan)"
 cmake -S . -B build-tsan -DDYNASOAR_ENABLE_CUDA=OFF -DDYNASOAR_SANITIZE=thread \
   -DDYNASOAR_BUILD_BENCH=OFF -DDYNASOAR_BUILD_EXAMPLES=OFF
-cmake --build build-tsan -j "$JOBS" --target platform_test api_test errors_test tree_insert_test watchdog_test bitmap_test bitmap_stress_test soa_test soa_stress_test soa_layout_test raw_test backend_test
+cmake --build build-tsan -j "$JOBS" --target platform_test api_test errors_test tree_insert_test watchdog_test bitmap_test bitmap_stress_test soa_test soa_stress_test soa_layout_test raw_test backend_test distributed_test
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 history_size=7 suppressions=$PWD/test/cmalloc/tsan.supp" \
-  ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog)' -j "$JOBS" --output-on-failure --no-tests=error
-summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog)' -N | tail -1)  PASSED")
+  ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog|Distributed)' -j "$JOBS" --output-on-failure --no-tests=error
+summary+=("ThreadSanitizer: $(ctest --test-dir build-tsan -R '^([A-Za-z]+/)?(Executor|HostPool|Api|Random|DeviceStack|Bitmap|Soa|CMalloc|Backend|TreeInsertion|Watchdog|Distributed)' -N | tail -1)  PASSED")
 
 if [[ "${DYNASOAR_SKIP_CUDA:-0}" == 1 ]]; then
   summary+=("CUDA build: SKIPPED (DYNASOAR_SKIP_CUDA=1)")

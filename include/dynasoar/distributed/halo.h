@@ -212,7 +212,7 @@ struct ValueFields {
   static constexpr std::array<std::size_t, kKept + 1> kIndices = []<std::size_t... J>(std::index_sequence<J...>) {
     std::array<std::size_t, kKept + 1> out{};
     std::size_t n = 0;
-    ((Fields::template kFieldTargets<J> == 0 ? (out[n++] = J, 0) : 0), ...);
+    ((Fields::template kFieldTargets<J> == 0 ? void(out[n++] = J) : void()), ...);
     return out;
   }(std::make_index_sequence<kNum>{});
 };

@@ -474,7 +474,10 @@ MigrateResult migrate_by_owner(Handle& heap, Communicator& comm, const Owner& ow
 /// do-all queued after it sees them. `owner` is a device function object
 /// (a struct with a DYNASOAR_HD operator(), or a DYNASOAR_HD lambda) giving
 /// a rank 0..size()-1; it must be a function of the object's fields. Throws
-/// std::invalid_argument for a rank outside that range (nothing moved) and
+/// std::invalid_argument for a rank outside that range: the objects of that
+/// concrete class and of those after it stay where they were (the concrete
+/// classes move one after another, in the order of the class list, so those
+/// before it have moved; for a T without subclasses nothing moved), and
 /// DistributedError if a peer failed. Arrivals that do not fit this rank's
 /// heap raise its out-of-memory flag, which the next check_errors (the
 /// next migrate's, say) throws as OutOfMemory. The heap must be the

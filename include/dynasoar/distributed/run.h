@@ -58,6 +58,11 @@ void run_threads(int ranks, Make&& make, Finish&& finish, F& f) {
   threads.reserve(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
+      const auto record = [&](const std::exception_ptr& e) {
+        std::lock_guard<std::mutex> lock(first_mutex);
+        errors[static_cast<std::size_t>(r)] = e;
+        if (first < 0) first = r;
+      };
       std::unique_ptr<Transport> transport;
       try {
         transport = make(r);
@@ -65,14 +70,14 @@ void run_threads(int ranks, Make&& make, Finish&& finish, F& f) {
         try {
           f(comm);
         } catch (...) {
+          // Recorded before the abort: the errors the abort sets off on
+          // the other ranks must not come first.
           const std::exception_ptr e = std::current_exception();
+          record(e);
           comm.abort("rank " + std::to_string(r) + " failed: " + what_of(e));
-          throw;
         }
       } catch (...) {
-        std::lock_guard<std::mutex> lock(first_mutex);
-        errors[static_cast<std::size_t>(r)] = std::current_exception();
-        if (first < 0) first = r;
+        record(std::current_exception());
       }
       finish(r);
     });
