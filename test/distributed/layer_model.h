@@ -11,6 +11,7 @@
 // Included once per block layout: DIST_TEST_ALLOCATOR names the allocator
 // template and DIST_TEST_NAMESPACE the namespace (no #pragma once).
 #include <dynasoar/distributed/halo.h>
+#include <dynasoar/distributed/migrate.h>
 #include <dynasoar/dynasoar.h>
 
 #include <cstdint>
@@ -95,6 +96,13 @@ class Walker : public Alloc::Base {
   DYNASOAR_HD void make_cell(Alloc alloc);
 
   DYNASOAR_HD void verify(Check c);
+  /// Lists this walker in `out` if `owner` names another rank than `rank`
+  /// (the input of migrate_departures).
+  DYNASOAR_HD void list_if_leaving(Owner owner, int rank,
+                                   dynasoar::distributed::Departures<Walker>::Device out) {
+    const int to = owner(this);
+    if (to != rank) out.leave(this, to);
+  }
   DYNASOAR_HD bool fields_follow_from_tag();
 };
 

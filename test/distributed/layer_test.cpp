@@ -803,6 +803,64 @@ TYPED_TEST(DistributedMigrate, ManyObjectsInEveryDirection) {
   }
 }
 
+// The same moves through a Departures list that a method fills
+// (migrate_departures): the same invariants after every step, the list
+// emptied by each migration; and a list too small for the leavers throws
+// std::length_error on every rank before anything moved.
+TYPED_TEST(DistributedMigrate, DepartureListsMoveWhatTheyList) {
+  using M = Model<TypeParam>;
+  constexpr int kSteps = 3;
+  RUNNABLE_COUNTS(counts, 1, 2, 3, 4);
+  for (int n : counts) {
+    SCOPED_TRACE(std::to_string(n) + " ranks");
+    const Population pop{1500, n};
+    std::vector<std::uint64_t> all_tags;
+    for (const auto& w : pop.walkers()) all_tags.push_back(w.first);
+    std::vector<int> wrong(static_cast<std::size_t>(n), -1);
+    dist::run_ranks(n, [&](Communicator& comm) {
+      const int me = comm.rank();
+      typename M::Handle heap(kHeapBytes);
+      pop.make<M>(heap, me);
+      int bad = 0;
+      if (n > 1) {  // too small: every rank has leavers in every class
+        dist::Departures<typename M::Walker> tiny(8);
+        heap.template parallel_do<typename M::Walker, &M::Walker::list_if_leaving>(
+            typename M::Owner{1, n}, me, tiny.device());
+        const std::uint64_t before = heap.template count<typename M::Walker>();
+        try {
+          dist::migrate_departures<typename M::Walker>(heap, comm, tiny);
+          ADD_FAILURE() << "rank " << me << ": an overfull list was taken";
+          ++bad;
+        } catch (const std::length_error& e) {
+          bad += !contains(e.what(), "more objects left than the Departures list holds");
+        }
+        EXPECT_EQ(heap.template count<typename M::Walker>(), before) << "rank " << me << ": objects moved";
+        bad += heap.template count<typename M::Walker>() != before;
+      }
+      dist::Departures<typename M::Walker> leaving(pop.total());
+      Buffer<ull> arrivals(2);
+      for (std::uint64_t s = 1; s <= kSteps; ++s) {
+        arrivals.zero();
+        heap.template parallel_do<typename M::Walker, &M::Walker::list_if_leaving>(typename M::Owner{s, n}, me,
+                                                                                   leaving.device());
+        const dist::MigrateResult r = dist::migrate_departures<typename M::Walker, &M::Walker::arrived>(
+            heap, comm, leaving, arrivals.data(), arrivals.data() + 1);
+        const std::vector<ull> a = arrivals.to_vector();
+        EXPECT_EQ(a[0], r.received) << "Arrive calls, rank " << me << ", step " << s;
+        EXPECT_EQ(comm.all_reduce(r.sent), comm.all_reduce(r.received));
+        bad += (a[0] != r.received) + (a[1] != 0);
+        bad += check_walkers<M>(heap, comm, s, pop, all_tags);
+      }
+      // The list was emptied: a migration with nothing listed moves nothing.
+      const dist::MigrateResult none = dist::migrate_departures<typename M::Walker>(heap, comm, leaving);
+      EXPECT_EQ(none.sent + none.received, 0u) << "rank " << me;
+      bad += none.sent + none.received != 0;
+      wrong[static_cast<std::size_t>(me)] = bad;
+    });
+    for (int r = 0; r < n; ++r) EXPECT_EQ(wrong[static_cast<std::size_t>(r)], 0) << "rank " << r;
+  }
+}
+
 namespace dm = soa_dist;
 using SoaModel = Model<SoaLayout>;
 
@@ -868,14 +926,14 @@ TEST(DistributedMigrateErrors, OwnerOutOfRange) {
       });
       ADD_FAILURE() << "run_ranks returned";
     } catch (const std::invalid_argument& e) {
-      EXPECT_TRUE(contains(e.what(), "rank 0: the owner function gave a rank outside")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "rank 0: a leaver's destination is outside")) << e.what();
     }
     for (int r = 1; r < n; ++r) EXPECT_EQ(aborted[static_cast<std::size_t>(r)], 1) << "rank " << r;
   }
 }
 
-// Arrivals that do not fit the receiving rank's heap: OutOfMemory there,
-// rethrown by run_ranks. The senders' migrate completes (their part was
+// Arrivals that do not fit the receiving rank's heap: OutOfMemory there at
+// the next check_errors, rethrown by run_ranks. The senders' migrate completes (their part was
 // sending); their next collective operation throws DistributedError.
 TEST(DistributedMigrateErrors, ArrivalsThatDoNotFitAreOutOfMemory) {
   RUNNABLE_COUNTS(counts, 2, 3);
@@ -892,6 +950,7 @@ TEST(DistributedMigrateErrors, ArrivalsThatDoNotFitAreOutOfMemory) {
         const Population pop{2000, n};
         if (me != 0) pop.make<SoaModel>(heap, me);
         dist::migrate<dm::Walker>(heap, comm, dm::ToZero{});
+        heap.check_errors();  // the arrivals' out-of-memory flag
         migrated[static_cast<std::size_t>(me)] = 1;
         try {
           comm.barrier();
@@ -1148,7 +1207,8 @@ std::vector<CellState> snapshot(const dynasoar::ObjectTable<dm::Alloc, dm::GridC
 // On a grid of rows x width cells split over the ranks: refresh() makes
 // every ghost equal to its owner in every value field and leaves its pointer
 // field alone; refresh_fields<&GridCell::x>() copies x only; combine merges
-// the ghosts' bits, sums and maxima into their owners exactly;
+// the ghosts' bits, sums and maxima into their owners exactly, and each
+// ghost's with its owner's;
 // parallel_do_received visits the ghosts and nothing else.
 TEST(DistributedHalo, RefreshCombineAndReceived) {
   constexpr int kRows = 9, kWidth = 6;
@@ -1203,9 +1263,14 @@ TEST(DistributedHalo, RefreshCombineAndReceived) {
         const std::string at = "combine, cell " + std::to_string(c.gid);
         const int row = static_cast<int>(c.gid / kWidth);
         if (!s.owns(row)) {
-          check(c.bits == 1u << (1 + me) && c.sum == 1000000ll * (me + 1) &&
-                    c.max == me * 100 + static_cast<std::int32_t>(c.gid % 7),
-                at + ": a ghost changed");
+          // A ghost merges its own value with its owner's (the owner's
+          // before the combine: each row is a ghost on one rank only).
+          const std::int32_t mine = me * 100 + static_cast<std::int32_t>(c.gid % 7);
+          check(c.bits == ((1u << (1 + me)) | 1u) &&
+                    c.sum == 1000000ll * (me + 1) + static_cast<std::int64_t>(c.gid) &&
+                    c.max == std::max<std::int32_t>(mine, 50),
+                at + ": a ghost merged " + std::to_string(c.bits) + " " + std::to_string(c.sum) + " " +
+                    std::to_string(c.max));
           continue;
         }
         // Every rank that holds this row as a ghost added its own.

@@ -7,9 +7,9 @@
 // table holds its own objects and its ghosts, and a TableHalo pairs table
 // indices with the peers' (HaloRange lists, which Stripes makes for a grid
 // split into bands of rows). refresh() copies the owners' fields into the
-// ghosts; combine() merges a field over all copies of an object, so that
-// what methods wrote into a ghost (a request set on a neighbour's cell, say)
-// reaches the owner, and the merged value every copy.
+// ghosts; combine() merges a field between an object and its ghosts, so
+// that what methods wrote into a ghost (a request set on a neighbour's cell,
+// say) reaches the owner, and the owner's value the ghost.
 // Object pointer fields are never copied: a pointer names an object of its
 // own rank's heap only (the rule of migrate.h).
 //
@@ -17,7 +17,7 @@
 //   auto cells = heap.parallel_new_indexed<Cell>(stripes.local_rows() * width);
 //   distributed::TableHalo<Handle, Cell> halo(comm, cells, stripes.sends(width), stripes.receives(width));
 //   halo.refresh();                                  // ghosts = their owners, every value field
-//   halo.combine<&Cell::requests>(HaloCombine::kBitOr);   // every copy: owner | ghosts
+//   halo.combine<&Cell::requests>(HaloCombine::kBitOr);   // owner and ghost: owner | ghost
 #pragma once
 
 #include <algorithm>
@@ -330,12 +330,13 @@ class TableHalo {
     transfer<detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Members)>::kIndex...>>();
   }
 
-  /// Merges one number field over every copy of an object: each sent
-  /// object and each of its ghosts ends with op over the values all of them
-  /// held (what methods wrote into the ghosts goes back to the owner, and
-  /// the owner's merged value to the ghosts). One exchange each way, both
-  /// in one group. For kSum the copies' values must be the parts to add up
-  /// (a ghost starts from 0 where only the owner's value counts).
+  /// Merges one number field over the copies of an object: each sent
+  /// object ends with op over its value and its ghosts', and each ghost
+  /// with op over its value and its owner's (the owner's before the merge).
+  /// Where an object has one ghost (Stripes' halos), owner and ghost end
+  /// equal: what a method wrote into a ghost reaches the owner, and the
+  /// other way round. One exchange each way, both in one group. For kSum
+  /// the copies' values must be the parts to add up.
   template <auto Member>
   void combine(HaloCombine op) {
     using Record = detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Member)>::kIndex>;
