@@ -63,11 +63,9 @@ struct World {
   distributed::Departures<Shark>::Device shark_leaving;  // sharks that did
 
   /// The cell of global index `i` (this rank's or a ghost).
-  DYNASOAR_HD Cell* cell(int i) const {
-    return cells[static_cast<std::size_t>(stripes.local_row(i / grid.width)) * grid.width + i % grid.width];
-  }
+  DYNASOAR_HD Cell* cell(int i) const { return cells[static_cast<std::size_t>(stripes.local_index(i, grid.width))]; }
   /// Whether cell `i` is in this rank's band.
-  DYNASOAR_HD bool owns(int i) const { return stripes.owns(i / grid.width); }
+  DYNASOAR_HD bool owns(int i) const { return stripes.owns_index(i, grid.width); }
 };
 
 class Cell : public AllocatorT::Base {
@@ -303,7 +301,9 @@ void run_rank(const Config& c, distributed::Communicator& comm, RunReport& repor
   const std::uint64_t checksum = comm.all_reduce<std::uint64_t>(sum.to_vector()[0]);
   const std::uint64_t fish = comm.all_reduce<std::uint64_t>(heap.count<Fish>());
   const std::uint64_t sharks = comm.all_reduce<std::uint64_t>(heap.count<Shark>());
-  if (comm.rank() != 0) return;
+  // Rank 0's report; every rank's where each rank is a process of its own
+  // (dynasoar_launch), each printing its own (the values are the same).
+  if (comm.rank() != 0 && !distributed::launched_as_rank()) return;
   report = make_report(c, std::string(backend::Selected::kName) + ", " + std::to_string(comm.size()) + " ranks (" +
                               comm.transport().name() + ")",
                        device_description(), total_ms, timer.phases_ms());

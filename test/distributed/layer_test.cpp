@@ -1109,6 +1109,11 @@ TEST(DistributedStripes, PartitionAndHalosPairUp) {
           EXPECT_EQ(t.local_row(row), local) << "rank " << r << ", local row " << local;
           EXPECT_EQ(t.owns(row),
                     local >= (ranks > 1 ? 1 : 0) && local < t.band() + (ranks > 1 ? 1 : 0));
+          // The index forms of the same, for every cell of the row in a grid 3 wide.
+          for (int x = 0; x < 3; ++x) {
+            EXPECT_EQ(t.local_index(row * 3 + x, 3), local * 3 + x) << "rank " << r << ", row " << row;
+            EXPECT_EQ(t.owns_index(row * 3 + x, 3), t.owns(row));
+          }
           rows_of[static_cast<std::size_t>(r)].push_back(row);
         }
         for (int row = t.first(); row < t.last(); ++row)

@@ -100,6 +100,19 @@ struct Stripes {
     if (row == last() % rows) return band() + 1;
     return -1;
   }
+  /// The table index of the cell of global index `i` of a grid `width`
+  /// cells wide (row by row), for a cell of this rank's band or a ghost:
+  /// local_row(i / width) * width + i % width, without the divisions
+  /// (methods look cells up by index all the time).
+  DYNASOAR_HD int local_index(int i, int width) const {
+    if (ranks == 1) return i;
+    const int local = i - (first() - 1) * width;
+    const int n = local_rows() * width;
+    if (local >= 0 && local < n) return local;
+    return local >= n ? local - rows * width : local + rows * width;  // a ghost row across the torus's seam
+  }
+  /// Whether the cell of global index `i` is in this rank's band.
+  DYNASOAR_HD bool owns_index(int i, int width) const { return i >= first() * width && i < last() * width; }
   /// The row of local row `local` (0 .. local_rows() - 1).
   DYNASOAR_HD int global_row(int local) const {
     if (ranks == 1) return local;

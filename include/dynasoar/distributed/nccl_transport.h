@@ -424,7 +424,7 @@ class NcclTransport final : public Transport {
     // is left here then takes microseconds. Longer means it never took part.
     const auto grace = std::min(
         limit, std::chrono::duration_cast<detail::NcclClock::duration>(std::chrono::seconds(2)));
-    for (unsigned spin = 0;; ++spin) {
+    for (;;) {
       ncclResult_t state = ncclSuccess;
       const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
       if (r != ncclSuccess) fail(operation, detail::nccl_text(r, comm_), true);
@@ -454,10 +454,14 @@ class NcclTransport final : public Transport {
              "no progress within " + detail::seconds_text(shared_->timeout()) +
                  " (DYNASOAR_DISTRIBUTED_TIMEOUT); a rank stopped or is stuck",
              true);
-      if (spin < 64)
+      // Yield for the first 2 ms: most waits (a halo, a step's counts) end
+      // within tens of microseconds, and a sleep overshoots by about 50 µs,
+      // which a step pays at every wait. Then sleep, as a long wait should.
+      const auto waited = now - start;
+      if (waited < std::chrono::milliseconds(2))
         std::this_thread::yield();
       else
-        std::this_thread::sleep_for(std::chrono::microseconds(spin < 1024 ? 20 : 200));
+        std::this_thread::sleep_for(std::chrono::microseconds(waited < std::chrono::milliseconds(50) ? 20 : 200));
     }
   }
 
