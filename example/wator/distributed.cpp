@@ -86,6 +86,9 @@ class Cell : public AllocatorT::Base {
     agent = a;
     occupant = static_cast<std::uint8_t>(k);
   }
+  /// A newborn of kind k, or nothing where its `new` failed (a full heap,
+  /// reported at the next check): the occupant must say what the pointer holds.
+  DYNASOAR_HD void take(Agent* newborn, Kind k) { set(newborn, newborn != nullptr ? k : Kind::kEmpty); }
   DYNASOAR_HD Kind kind() const { return static_cast<Kind>(static_cast<std::uint8_t>(occupant)); }
 
   DYNASOAR_HD void populate(World w);
@@ -136,7 +139,7 @@ class Fish : public Agent {
     w.cell(to)->set(this, Kind::kFish);
     if (!w.owns(to)) w.fish_leaving.leave(this, w.stripes.owner(to / w.grid.width));
     if (age >= kFishBreedTime) {
-      w.cell(from)->set(new (w.alloc) Fish(from, 0), Kind::kFish);
+      w.cell(from)->take(new (w.alloc) Fish(from, 0), Kind::kFish);
       age = 0;
     } else {
       w.cell(from)->set(nullptr, Kind::kEmpty);
@@ -186,7 +189,7 @@ class Shark : public Agent {
     target->set(this, Kind::kShark);
     if (!w.owns(to)) w.shark_leaving.leave(this, w.stripes.owner(to / w.grid.width));
     if (age >= kSharkBreedTime) {
-      w.cell(from)->set(new (w.alloc) Shark(from, 0), Kind::kShark);
+      w.cell(from)->take(new (w.alloc) Shark(from, 0), Kind::kShark);
       age = 0;
     } else {
       w.cell(from)->set(nullptr, Kind::kEmpty);
@@ -201,9 +204,9 @@ DYNASOAR_HD void Cell::populate(World w) {
   if (!w.owns(id)) return;
   const Kind k = initial_kind(w.grid, id);
   if (k == Kind::kFish)
-    set(new (w.alloc) Fish(id, initial_age(w.grid, id, k)), k);
+    take(new (w.alloc) Fish(id, initial_age(w.grid, id, k)), k);
   else if (k == Kind::kShark)
-    set(new (w.alloc) Shark(id, initial_age(w.grid, id, k)), k);
+    take(new (w.alloc) Shark(id, initial_age(w.grid, id, k)), k);
 }
 
 DYNASOAR_HD void Cell::decide(World w, Purpose purpose) {
