@@ -46,9 +46,9 @@ namespace dynasoar::distributed {
 
 /// Objects `count` table indices from `first` on, sent to or received from rank `peer`.
 struct HaloRange {
-  int peer = 0;
-  std::uint64_t first = 0;
-  std::uint64_t count = 0;
+  int peer = 0;             ///< the other rank
+  std::uint64_t first = 0;  ///< the first table index
+  std::uint64_t count = 0;  ///< how many objects, from `first` on
 };
 
 /// The rows of a grid (a torus in the vertical) split into bands, one per
