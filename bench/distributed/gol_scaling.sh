@@ -26,30 +26,14 @@ csv=$out/gol_scaling.csv
 summary=$out/gol_scaling.txt
 echo "program,ranks,width,height,steps,run,ms,checksum" >"$csv"
 
-# One run: prints "ms checksum" from the program's JSON report.
-run_once() {
-  "$@" --width "$width" --height "$height" --steps "$steps" --density "$density" --json --quiet |
-    python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["total_ms"], r["checksum"])'
-}
+source "$(dirname "$0")/measure.sh"
+size="$width,$height,$steps"
+args=(--width "$width" --height "$height" --steps "$steps" --density "$density")
+measure "gol_dynasoar,1,$size" "$bin/gol_dynasoar" "${args[@]}"
+measure "gol_distributed,1,$size" "$bin/gol_distributed" --ranks 1 "${args[@]}"
+measure "gol_distributed,2,$size" "$bin/gol_distributed" --ranks 2 "${args[@]}"
 
-# program label, ranks, command...
-measure() {
-  local label=$1 ranks=$2; shift 2
-  run_once "$@" >/dev/null  # warm-up
-  local run result ms checksum
-  for run in $(seq 1 $runs); do
-    result=$(run_once "$@")  # a failed run stops the script (set -e, pipefail)
-    read -r ms checksum <<<"$result"
-    echo "$label,$ranks,$width,$height,$steps,$run,$ms,$checksum" >>"$csv"
-  done
-}
-
-measure gol_dynasoar 1 "$bin/gol_dynasoar"
-measure gol_distributed 1 "$bin/gol_distributed" --ranks 1
-measure gol_distributed 2 "$bin/gol_distributed" --ranks 2
-
-device=$("$bin/gol_distributed" --width 3 --height 3 --steps 0 --json --quiet |
-         python3 -c 'import json, sys; print(json.load(sys.stdin)["device"])')
+device=$(device_of "$bin/gol_distributed" --width 3 --height 3 --steps 0)
 python3 - "$csv" "$device" "$density" >"$summary" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

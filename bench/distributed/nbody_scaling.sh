@@ -25,30 +25,14 @@ csv=$out/nbody_scaling.csv
 summary=$out/nbody_scaling.txt
 echo "program,ranks,bodies,steps,run,ms,checksum" >"$csv"
 
-# One run: prints "ms checksum" from the program's JSON report.
-run_once() {
-  "$@" --bodies "$bodies" --steps "$steps" --json --quiet |
-    python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["total_ms"], r["checksum"])'
-}
+source "$(dirname "$0")/measure.sh"
+size="$bodies,$steps"
+args=(--bodies "$bodies" --steps "$steps")
+measure "nbody_dynasoar,1,$size" "$bin/nbody_dynasoar" "${args[@]}"
+measure "nbody_distributed,1,$size" "$bin/nbody_distributed" --ranks 1 "${args[@]}"
+measure "nbody_distributed,2,$size" "$bin/nbody_distributed" --ranks 2 "${args[@]}"
 
-# program label, ranks, command...
-measure() {
-  local label=$1 ranks=$2; shift 2
-  run_once "$@" >/dev/null  # warm-up
-  local run result ms checksum
-  for run in $(seq 1 $runs); do
-    result=$(run_once "$@")  # a failed run stops the script (set -e, pipefail)
-    read -r ms checksum <<<"$result"
-    echo "$label,$ranks,$bodies,$steps,$run,$ms,$checksum" >>"$csv"
-  done
-}
-
-measure nbody_dynasoar 1 "$bin/nbody_dynasoar"
-measure nbody_distributed 1 "$bin/nbody_distributed" --ranks 1
-measure nbody_distributed 2 "$bin/nbody_distributed" --ranks 2
-
-device=$("$bin/nbody_distributed" --bodies 1 --steps 0 --json --quiet |
-         python3 -c 'import json, sys; print(json.load(sys.stdin)["device"])')
+device=$(device_of "$bin/nbody_distributed" --bodies 1 --steps 0)
 python3 - "$csv" "$device" >"$summary" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

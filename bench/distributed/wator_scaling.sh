@@ -26,28 +26,16 @@ mkdir -p "$out"
 csv=$out/wator_scaling.csv
 echo "case,program,ranks,width,height,steps,run,ms,checksum" >"$csv"
 
-# One run: "ms checksum" from the program's JSON report.
-run_once() {
-  "$@" --steps "$steps" --json --quiet |
-    python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["total_ms"], r["checksum"])'
-}
-
+source "$(dirname "$0")/measure.sh"
 # case, program label, ranks, width, height, command...
-measure() {
+measure_grid() {
   local case=$1 label=$2 ranks=$3 w=$4 h=$5; shift 5
-  run_once "$@" --width "$w" --height "$h" >/dev/null  # warm-up
-  local run result ms checksum
-  for run in $(seq 1 $runs); do
-    result=$(run_once "$@" --width "$w" --height "$h")
-    read -r ms checksum <<<"$result"
-    echo "$case,$label,$ranks,$w,$h,$steps,$run,$ms,$checksum" >>"$csv"
-  done
+  measure "$case,$label,$ranks,$w,$h,$steps" "$@" --width "$w" --height "$h" --steps "$steps"
 }
-
-measure one-gpu wator_dynasoar 1 "$width" "$height" "$bin/wator_dynasoar"
-measure one-gpu wator_distributed 1 "$width" "$height" "$bin/wator_distributed" --ranks 1
-measure strong wator_distributed 2 "$width" "$height" "$bin/wator_distributed" --ranks 2
-measure weak wator_distributed 2 $((2 * width)) "$height" "$bin/wator_distributed" --ranks 2
+measure_grid one-gpu wator_dynasoar 1 "$width" "$height" "$bin/wator_dynasoar"
+measure_grid one-gpu wator_distributed 1 "$width" "$height" "$bin/wator_distributed" --ranks 1
+measure_grid strong wator_distributed 2 "$width" "$height" "$bin/wator_distributed" --ranks 2
+measure_grid weak wator_distributed 2 $((2 * width)) "$height" "$bin/wator_distributed" --ranks 2
 
 # The memory case: fewer steps, one run each; exit codes and messages kept.
 # NEED: the smallest heap (MiB, found by bisection) with which the grid runs
@@ -82,8 +70,7 @@ limit=$((need * 2 / 3))  # the problem needs at least 1.5x the limit
   mem_run 2 "$limit"
 } >"$out/wator_memory.txt"
 
-device=$("$bin/wator_distributed" --width 4 --height 4 --steps 0 --json --quiet |
-         python3 -c 'import json, sys; print(json.load(sys.stdin)["device"])')
+device=$(device_of "$bin/wator_distributed" --width 4 --height 4 --steps 0)
 python3 - "$csv" "$device" >"$out/wator_scaling.txt" <<'PY'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
