@@ -96,12 +96,13 @@ class Communicator {
   /// Memory of the back end for the layer's own use (halos, migration),
   /// kept for the communicator's life: slot k's buffer, grown to at least
   /// `bytes`. Work queued on the stream may still use what an earlier call
-  /// returned; a larger request waits for the stream before it frees the
-  /// old buffer.
+  /// returned; a larger request waits for the queued messages (settle)
+  /// and the stream before it frees the old buffer.
   unsigned char* workspace(std::size_t slot, std::size_t bytes) {
     if (workspace_.size() <= slot) workspace_.resize(slot + 1);
     platform::Buffer<unsigned char>& b = workspace_[slot];
     if (b.size() < bytes) {
+      settle();  // queued messages may still use the old buffer: wait for them within the time limit
       platform::synchronize(stream_);
       b = platform::Buffer<unsigned char>(std::max<std::size_t>(bytes, 2 * b.size()));
     }
