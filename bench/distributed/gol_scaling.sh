@@ -4,7 +4,7 @@
 # and gol_distributed --ranks 2 (two bands, one GPU each, a ghost row
 # exchanged each step). Each program runs once to warm up, then three timed
 # runs; ms is the report's total_ms (the step loop, set-up excluded; the
-# distributed program's is rank 0's).
+# distributed program's is its slowest rank's).
 #
 #   bench/distributed/gol_scaling.sh BIN_DIR OUT_DIR
 #   WIDTH=64 HEIGHT=48 STEPS=5 bench/distributed/gol_scaling.sh ...   # a quick check of the script

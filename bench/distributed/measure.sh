@@ -4,8 +4,8 @@
 #   runs=3 csv=OUT.csv; measure "program,ranks,size..." COMMAND...
 # appends "program,ranks,size...,run,ms,checksum" for each of $runs runs
 # after one warm-up run; ms is the report's total_ms (the step loop, set-up
-# excluded; a distributed program's is its slowest rank's or rank 0's, as
-# its report says). A failed run stops the calling script (set -e, pipefail).
+# excluded; a distributed program's is its slowest rank's). A failed run
+# stops the calling script (set -e, pipefail).
 
 # One run: "ms checksum".
 run_report() {
