@@ -386,6 +386,7 @@ MigrateResult migrate_class(Handle& heap, Communicator& comm, const Pack& pack, 
   platform::parallel_for(n_counts, ZeroCounters{counts}, s);
   count(counts, reinterpret_cast<unsigned*>(counts + n));
   std::vector<unsigned long long> out(n + 1);
+  comm.settle();  // the previous class's messages, within the time limit, before the host waits here
   platform::copy_bytes(out.data(), counts, (n + 1) * 8, false, s);
   const std::string where = what + "<" + platform::type_name(platform::pretty_type_name<C>()) + ">: rank " +
                             std::to_string(rank) + ": ";
