@@ -35,6 +35,7 @@
 #include "dynasoar/distributed/communicator.h"
 #include "dynasoar/field.h"
 #include "dynasoar/model/class_model.h"
+#include "dynasoar/move/field_record.h"
 #include "dynasoar/move/object_fields.h"
 #include "dynasoar/object_index.h"
 #include "dynasoar/platform/arg_pack.h"
@@ -166,54 +167,6 @@ struct FieldMember<Field<D, N> D::*> {
       model::ClassInfo<typename D::Allocator::Types, D>::kNumInherited + static_cast<std::size_t>(N);
 };
 
-// The fields J... of class C packed as migrate packs a whole object
-// (aligned offsets, rounded to 8 bytes).
-template <class Registry, class C, std::size_t... J>
-struct FieldRecord {
-  using Fields = move::ObjectFields<Registry, C>;
-  static constexpr std::size_t kCount = sizeof...(J);
-  /// The field index of the K-th field packed.
-  template <std::size_t K>
-  static constexpr std::size_t field_of() {
-    constexpr std::size_t all[] = {J..., 0};
-    return all[K];
-  }
-  template <std::size_t K>
-  using Type = typename Fields::template FieldType<field_of<K>()>;
-  template <std::size_t K>
-  static constexpr std::size_t offset() {
-    if constexpr (K == 0) {
-      return 0;
-    } else {
-      return (offset<K - 1>() + sizeof(Type<K - 1>) + alignof(Type<K>) - 1) / alignof(Type<K>) * alignof(Type<K>);
-    }
-  }
-  static constexpr std::size_t bytes() {
-    if constexpr (kCount == 0) {
-      return 8;
-    } else {
-      return (offset<kCount - 1>() + sizeof(Type<kCount - 1>) + 7) / 8 * 8;
-    }
-  }
-  DYNASOAR_HD static void pack(std::uint64_t object, unsigned char* record) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (std::memcpy(record + offset<K>(),
-                   static_cast<const void*>(Fields::template address<field_of<K>()>(object)),
-                   sizeof(Type<K>)),
-       ...);
-    }
-    (std::make_index_sequence<kCount>{});
-  }
-  DYNASOAR_HD static void unpack(const unsigned char* record, std::uint64_t object) {
-    [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (std::memcpy(static_cast<void*>(Fields::template address<field_of<K>()>(object)),
-                   record + offset<K>(), sizeof(Type<K>)),
-       ...);
-    }
-    (std::make_index_sequence<kCount>{});
-  }
-};
-
 // The fields of C that hold no object pointer, as a FieldRecord.
 template <class Registry, class C>
 struct ValueFields {
@@ -234,7 +187,7 @@ template <class Registry, class C, class Seq>
 struct ValueRecordOf;
 template <class Registry, class C, std::size_t... K>
 struct ValueRecordOf<Registry, C, std::index_sequence<K...>> {
-  using type = FieldRecord<Registry, C, ValueFields<Registry, C>::kIndices[K]...>;
+  using type = move::FieldRecord<Registry, C, ValueFields<Registry, C>::kIndices[K]...>;
 };
 // The FieldRecord of C's fields that hold no object pointer.
 template <class Registry, class C>
@@ -340,7 +293,7 @@ class TableHalo {
   template <auto... Members>
   void refresh_fields() {
     static_assert(sizeof...(Members) > 0, "refresh_fields: name at least one field");
-    transfer<detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Members)>::kIndex...>>();
+    transfer<move::FieldRecord<Registry, C, detail::FieldMember<decltype(Members)>::kIndex...>>();
   }
 
   /// Merges one number field over the copies of an object: each sent
@@ -352,7 +305,7 @@ class TableHalo {
   /// the copies' values must be the parts to add up.
   template <auto Member>
   void combine(HaloCombine op) {
-    using Record = detail::FieldRecord<Registry, C, detail::FieldMember<decltype(Member)>::kIndex>;
+    using Record = move::FieldRecord<Registry, C, detail::FieldMember<decltype(Member)>::kIndex>;
     constexpr std::size_t kBytes = Record::bytes();
     const platform::Stream s = comm_->stream();
     const std::size_t ns = sent_objects(), nr = received_objects();

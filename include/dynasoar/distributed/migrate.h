@@ -39,6 +39,7 @@
 #include "dynasoar/allocator/soa/launch.h"
 #include "dynasoar/distributed/communicator.h"
 #include "dynasoar/model/visit.h"
+#include "dynasoar/move/field_record.h"
 #include "dynasoar/move/heap_access.h"
 #include "dynasoar/move/object_fields.h"
 #include "dynasoar/move/object_walk.h"
@@ -115,54 +116,6 @@ class Departures {
 
 namespace detail {
 
-constexpr std::size_t align_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
-
-/// An object of class C packed for the wire: its fields in order, each at
-/// an offset aligned for its type, the whole rounded to 8 bytes.
-template <class Registry, class C>
-struct PackedObject {
-  using Fields = move::ObjectFields<Registry, C>;
-  static constexpr std::size_t kNumFields = Fields::kNumFields;
-
-  template <std::size_t J>
-  static constexpr std::size_t offset() {
-    using F = typename Fields::template FieldType<J>;
-    if constexpr (J == 0) {
-      return 0;
-    } else {
-      using P = typename Fields::template FieldType<J - 1>;
-      return align_up(offset<J - 1>() + sizeof(P), alignof(F));
-    }
-  }
-  static constexpr std::size_t bytes() {
-    if constexpr (kNumFields == 0) {
-      return 8;
-    } else {
-      using L = typename Fields::template FieldType<kNumFields - 1>;
-      return align_up(offset<kNumFields - 1>() + sizeof(L), 8);
-    }
-  }
-  /// Fields of the object at `object` into `record`.
-  DYNASOAR_HD static void pack(std::uint64_t object, unsigned char* record) {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (std::memcpy(record + offset<J>(), static_cast<const void*>(Fields::template address<J>(object)),
-                   sizeof(typename Fields::template FieldType<J>)),
-       ...);
-    }
-    (std::make_index_sequence<kNumFields>{});
-  }
-  /// Fields of `record` into the object at `object`; its object pointer fields null.
-  DYNASOAR_HD static void unpack(const unsigned char* record, std::uint64_t object) {
-    [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (std::memcpy(static_cast<void*>(Fields::template address<J>(object)), record + offset<J>(),
-                   sizeof(typename Fields::template FieldType<J>)),
-       ...);
-    }
-    (std::make_index_sequence<kNumFields>{});
-    Fields::template for_each_pointer<~std::uint64_t{0}>(object, [](std::uint64_t& p) { p = 0; });
-  }
-};
-
 /// Flags of a migration kernel (device memory).
 enum MigrateFlag : unsigned { kBadOwner = 1, kOverflow = 2 };
 
@@ -209,7 +162,7 @@ struct PackLeavers {
       const int to = owner(static_cast<T*>(reinterpret_cast<C*>(object)));
       if (to < 0 || to >= ranks || to == rank) return;
       const unsigned long long i = platform::atomic_fetch_add(next + to, 1ull);
-      PackedObject<Registry, C>::pack(object, records + i * PackedObject<Registry, C>::bytes());
+      move::WholeRecord<Registry, C>::pack(object, records + i * move::WholeRecord<Registry, C>::bytes());
       leavers[i] = object;
     });
   }
@@ -253,7 +206,7 @@ struct PackDepartures {
     using C = model::At<typename Registry::Types, kType>;
     if (i >= *count || soa::pointer_type(objects[i]) != kType || ranks[i] == rank) return;
     const unsigned long long at = platform::atomic_fetch_add(next + ranks[i], 1ull);
-    PackedObject<Registry, C>::pack(objects[i], records + at * PackedObject<Registry, C>::bytes());
+    move::WholeRecord<Registry, C>::pack(objects[i], records + at * move::WholeRecord<Registry, C>::bytes());
     leavers[at] = objects[i];
   }
 };
@@ -276,7 +229,10 @@ struct Recreate {
     using C = model::At<typename Registry::Types, kType>;
     const std::uint64_t object = state->allocate(kType);
     if (object == 0) return;  // out of memory: flagged by allocate, reported by check_errors
-    PackedObject<Registry, C>::unpack(records + i * PackedObject<Registry, C>::bytes(), object);
+    move::WholeRecord<Registry, C>::unpack(records + i * move::WholeRecord<Registry, C>::bytes(), object);
+    // The rule of this layer: object pointers name objects of their own rank's heap only.
+    move::ObjectFields<Registry, C>::template for_each_pointer<~std::uint64_t{0}>(object,
+                                                                                [](std::uint64_t& p) { p = 0; });
     if constexpr (!std::is_same_v<decltype(Arrive), std::nullptr_t>) {
       T* self = static_cast<T*>(reinterpret_cast<C*>(object));
       pack.apply([&](const auto&... args) { (self->*Arrive)(args...); });
@@ -373,7 +329,7 @@ MigrateResult migrate_class(Handle& heap, Communicator& comm, const Pack& pack, 
                             const PackLeavers& pack_leavers, const std::string& what) {
   using Registry = typename Handle::Registry;
   using C = model::At<typename Registry::Types, kType>;
-  constexpr std::size_t kBytes = PackedObject<Registry, C>::bytes();
+  constexpr std::size_t kBytes = move::WholeRecord<Registry, C>::bytes();
   auto& storage = move::HeapAccess::storage(heap);
   const platform::Stream s = heap.stream();
   const int rank = comm.rank(), ranks = comm.size();
@@ -466,6 +422,36 @@ MigrateResult migrate_by_owner(Handle& heap, Communicator& comm, const Owner& ow
 
 }  // namespace detail
 
+namespace detail {
+
+// What migrate and migrate_departures share around the classes' moves: the
+// queued messages and the heap's flags first (a host wait follows), then
+// move(type constant) for each concrete class of T, then the messages of
+// the last class (so that a host wait of the program after this one waits
+// for local work only), and the pointer check if asked for.
+template <class T, class Handle, class Move>
+MigrateResult migrate_each_class(Handle& heap, Communicator& comm, const std::string& what, Move&& move) {
+  using Registry = typename Handle::Registry;
+  static_assert(kCanMoveObjects<typename Handle::Allocator>,
+                "migrate: objects move between ranks only on the back ends whose objects can move (the "
+                "DynaSOAr heap, BitmapAlloc)");
+  comm.settle();
+  heap.check_errors();
+  MigrateResult total;
+  model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
+    const MigrateResult r = move(type_constant);
+    total.sent += r.sent;
+    total.received += r.received;
+  });
+  comm.settle();
+  if (pointer_check_from_environment())
+    check_pointers(heap, "after " + what + "<" + platform::type_name(platform::pretty_type_name<T>()) + ">",
+                   comm.rank());
+  return total;
+}
+
+}  // namespace detail
+
 /// Moves every object of T (and of its concrete subclasses) whose
 /// owner(T*) is not this rank to that rank: packed, sent, made again there
 /// with its fields (object pointer fields null) and its Arrive method called
@@ -486,26 +472,10 @@ MigrateResult migrate_by_owner(Handle& heap, Communicator& comm, const Owner& ow
 /// DYNASOAR_CHECK_POINTERS=1 it ends with check_pointers.
 template <class T, auto Arrive = nullptr, class Handle, class Owner, class... Args>
 MigrateResult migrate(Handle& heap, Communicator& comm, const Owner& owner, Args&&... args) {
-  using Registry = typename Handle::Registry;
-  static_assert(kCanMoveObjects<typename Handle::Allocator>,
-                "migrate: objects move between ranks only on the back ends whose objects can move (the "
-                "DynaSOAr heap, BitmapAlloc)");
-  comm.settle();  // queued halo messages done, within the time limit, before any host wait here
-  heap.check_errors();
   const auto pack = platform::pack_args(std::forward<Args>(args)...);
-  MigrateResult total;
-  model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
-    const MigrateResult r =
-        detail::migrate_by_owner<T, Arrive, decltype(type_constant)::value>(heap, comm, owner, pack);
-    total.sent += r.sent;
-    total.received += r.received;
+  return detail::migrate_each_class<T>(heap, comm, "migrate", [&](auto type_constant) {
+    return detail::migrate_by_owner<T, Arrive, decltype(type_constant)::value>(heap, comm, owner, pack);
   });
-  // The objects' messages done (bounded), so that a host wait of the
-  // program after this one waits for local work only.
-  comm.settle();
-  if (pointer_check_from_environment())
-    check_pointers(heap, "after migrate<" + platform::type_name(platform::pretty_type_name<T>()) + ">", comm.rank());
-  return total;
 }
 
 /// migrate for the objects a model listed as they left (Departures):
@@ -520,46 +490,36 @@ MigrateResult migrate(Handle& heap, Communicator& comm, const Owner& owner, Args
 template <class T, auto Arrive = nullptr, class Handle, class... Args>
 MigrateResult migrate_departures(Handle& heap, Communicator& comm, Departures<T>& departures, Args&&... args) {
   using Registry = typename Handle::Registry;
-  static_assert(kCanMoveObjects<typename Handle::Allocator>,
-                "migrate_departures: objects move between ranks only on the back ends whose objects can move "
-                "(the DynaSOAr heap, BitmapAlloc)");
-  comm.settle();
-  heap.check_errors();
   const platform::Stream s = heap.stream();
   const typename Departures<T>::Device list = departures.device();
-  if (comm.size() == 1) {  // nothing can leave: only a bad rank in the list is news
+  if (comm.size() == 1) {  // nothing can leave (no peer to wait for): only a bad rank in the list is news
     unsigned long long listed = 0;
     platform::copy_bytes(&listed, list.count, sizeof listed, false, s);
     if (listed == 0) return {};
   }
   const auto pack = platform::pack_args(std::forward<Args>(args)...);
   const std::size_t threads = std::max<std::size_t>(list.capacity, 1);
-  MigrateResult total;
-  model::for_each_concrete_constant<Registry, T, true>([&](auto type_constant) {
-    constexpr unsigned kType = decltype(type_constant)::value;
-    const MigrateResult r = detail::migrate_class<T, Arrive, kType>(
-        heap, comm, pack,
-        [&](unsigned long long* per_rank, unsigned* flags) {
-          platform::parallel_for(threads,
-                                 detail::CountDepartures<kType>{list.objects, list.ranks, list.count, list.capacity,
-                                                                comm.rank(), comm.size(), per_rank, flags},
-                                 s);
-        },
-        [&](unsigned long long* next, unsigned char* sent, std::uint64_t* leavers) {
-          platform::parallel_for(threads,
-                                 detail::PackDepartures<Registry, kType>{list.objects, list.ranks, list.count,
-                                                                         comm.rank(), next, sent, leavers},
-                                 s);
-        },
-        "migrate_departures");
-    total.sent += r.sent;
-    total.received += r.received;
-  });
-  departures.count_.zero(s);
-  comm.settle();
-  if (pointer_check_from_environment())
-    check_pointers(heap, "after migrate_departures<" + platform::type_name(platform::pretty_type_name<T>()) + ">",
-                   comm.rank());
+  const MigrateResult total =
+      detail::migrate_each_class<T>(heap, comm, "migrate_departures", [&](auto type_constant) {
+        constexpr unsigned kType = decltype(type_constant)::value;
+        return detail::migrate_class<T, Arrive, kType>(
+            heap, comm, pack,
+            [&](unsigned long long* per_rank, unsigned* flags) {
+              platform::parallel_for(threads,
+                                     detail::CountDepartures<kType>{list.objects, list.ranks, list.count,
+                                                                    list.capacity, comm.rank(), comm.size(),
+                                                                    per_rank, flags},
+                                     s);
+            },
+            [&](unsigned long long* next, unsigned char* sent, std::uint64_t* leavers) {
+              platform::parallel_for(threads,
+                                     detail::PackDepartures<Registry, kType>{list.objects, list.ranks, list.count,
+                                                                             comm.rank(), next, sent, leavers},
+                                     s);
+            },
+            "migrate_departures");
+      });
+  departures.count_.zero(s);  // queued: the next methods that list see it
   return total;
 }
 
