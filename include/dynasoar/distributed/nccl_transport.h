@@ -454,9 +454,9 @@ class NcclTransport final : public Transport {
              "no progress within " + detail::seconds_text(shared_->timeout()) +
                  " (DYNASOAR_DISTRIBUTED_TIMEOUT); a rank stopped or is stuck",
              true);
-      // Yield for the first 2 ms: most waits (a halo, a step's counts) end
-      // within tens of microseconds, and a sleep overshoots by about 50 µs,
-      // which a step pays at every wait. Then sleep, as a long wait should.
+      // Yield for the first 2 ms: a step's waits (a halo, its counts) are
+      // short, and a sleep may overshoot its request, which a step would pay
+      // at every wait. Then sleep, as a long wait should.
       const auto waited = now - start;
       if (waited < std::chrono::milliseconds(2))
         std::this_thread::yield();
